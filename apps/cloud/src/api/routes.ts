@@ -1,0 +1,38 @@
+import type { ConnectRouter } from '@connectrpc/connect';
+import {
+  agentPb,
+  appPb,
+  authPb,
+  billingPb,
+  buildPb,
+  dataPb,
+  dataPipelinesPb,
+  dataSyncPb,
+  datasetPb,
+  endUserPb,
+  mlTrainingPb,
+  packagesPb,
+  robotPb,
+} from '@mcloud/protocol';
+import type { CloudDeps } from '../cloud-deps.ts';
+import { authServiceHandlers } from './auth/auth-service.ts';
+
+/**
+ * Every service of the published API is registered, so an RPC we do not implement answers
+ * `Unimplemented` (Connect fills in missing methods) instead of a transport-level 404.
+ */
+export function registerRoutes(router: ConnectRouter, deps: CloudDeps): void {
+  router.service(authPb.AuthService, authServiceHandlers(deps.authenticator));
+  router.service(appPb.AppService, {});
+  router.service(robotPb.RobotService, {});
+  router.service(dataPb.DataService, {});
+  router.service(dataSyncPb.DataSyncService, {});
+  router.service(datasetPb.DatasetService, {});
+  router.service(dataPipelinesPb.DataPipelinesService, {});
+  router.service(mlTrainingPb.MLTrainingService, {});
+  router.service(packagesPb.PackageService, {});
+  router.service(agentPb.AgentDeviceService, {});
+  router.service(billingPb.BillingService, {});
+  router.service(endUserPb.EndUserService, {});
+  router.service(buildPb.BuildService, {});
+}

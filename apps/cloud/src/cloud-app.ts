@@ -1,0 +1,79 @@
+import { connectNodeAdapter } from '@connectrpc/connect-node';
+import { bootstrapIfEmpty, type BootstrapFile } from './bootstrap.ts';
+import type { CloudConfig } from './config/cloud-config.ts';
+import type { CloudDeps } from './cloud-deps.ts';
+import { createErrorInterceptor, createAuthInterceptor } from './api/interceptors.ts';
+import { registerRoutes } from './api/routes.ts';
+import { createAuthenticator } from './domain/auth/authenticator.ts';
+import { type Clock, systemClock } from './domain/shared/clock.ts';
+import { applyCors } from './http/cors.ts';
+import { handleHttpRoutes } from './http/http-routes.ts';
+import { listen } from './http/listen.ts';
+import { createBlobStore } from './infra/blobs/index.ts';
+import { openDatabase } from './infra/postgres/open-database.ts';
+
+export interface CloudLogger {
+  info(message: string): void;
+  error(message: string, error?: unknown): void;
+}
+
+export interface RunningCloud {
+  url: string;
+  port: number;
+  deps: CloudDeps;
+  bootstrap: BootstrapFile | undefined;
+  /** Graceful stop: stop accepting, finish in-flight calls until the deadline, close storage. */
+  stop(): Promise<void>;
+}
+
+export const silentLogger: CloudLogger = { info() {}, error() {} };
+
+/** The composition root: storage, domain services, the API router and the listening socket. */
+export async function startCloud(config: CloudConfig, options: { clock?: Clock; logger?: CloudLogger } = {}): Promise<RunningCloud> {
+  const logger = options.logger ?? silentLogger;
+  const clock = options.clock ?? systemClock;
+  const storage = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const blobs = createBlobStore(config.blobs);
+  try {
+    const authenticator = await createAuthenticator(storage.db, clock);
+    const deps: CloudDeps = { config, db: storage.db, blobs, authenticator, clock };
+    const connectHandler = connectNodeAdapter({
+      routes: (router) => registerRoutes(router, deps),
+      interceptors: [
+        createErrorInterceptor((error, procedure) => logger.error(`${procedure} failed`, error)),
+        createAuthInterceptor(authenticator),
+      ],
+      readMaxBytes: config.maxMessageBytes,
+      writeMaxBytes: config.maxMessageBytes,
+      fallback: (req, res) => handleHttpRoutes(deps, req, res),
+    });
+    const listener = await listen({
+      host: config.host,
+      port: config.port,
+      tls: config.tls,
+      handler: (req, res) => {
+        if (applyCors(req, res)) return;
+        connectHandler(req, res);
+      },
+    });
+    const url = config.port === 0 ? config.publicUrl.replace(/:0$/, `:${listener.port}`) : config.publicUrl;
+    // Handlers read the config at call time, so they see the real port when it was chosen by the OS.
+    deps.config = { ...config, publicUrl: url };
+    const bootstrap = await bootstrapIfEmpty(storage.db, config.dataDir, url);
+    return {
+      url,
+      port: listener.port,
+      deps,
+      bootstrap,
+      async stop() {
+        await listener.close(config.shutdownTimeoutMs);
+        await blobs.close();
+        await storage.close();
+      },
+    };
+  } catch (error) {
+    await blobs.close();
+    await storage.close();
+    throw error;
+  }
+}

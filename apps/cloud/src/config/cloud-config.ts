@@ -1,0 +1,131 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import type { BlobStoreConfig } from '../infra/blobs/index.ts';
+
+/** Everything the cloud needs to start, parsed once: flags > environment > config file > defaults. */
+export interface CloudConfig {
+  dataDir: string;
+  host: string;
+  port: number;
+  /** External PostgreSQL; when absent the cloud starts its own embedded one inside `dataDir`. */
+  databaseUrl: string | undefined;
+  tls: { certFile: string; keyFile: string } | undefined;
+  /** Address clients use to reach this server (signed URLs, bootstrap.json). */
+  publicUrl: string;
+  blobs: BlobStoreConfig;
+  maxMessageBytes: number;
+  shutdownTimeoutMs: number;
+  /** Silence after which a part counts as offline. */
+  partOfflineAfterMs: number;
+}
+
+const flagOptions = {
+  'data-dir': { type: 'string' },
+  host: { type: 'string' },
+  port: { type: 'string' },
+  'database-url': { type: 'string' },
+  'tls-cert': { type: 'string' },
+  'tls-key': { type: 'string' },
+  'public-url': { type: 'string' },
+  'config-file': { type: 'string' },
+  's3-endpoint': { type: 'string' },
+  's3-bucket': { type: 'string' },
+  's3-region': { type: 'string' },
+} as const;
+
+type FileConfig = Partial<Record<keyof typeof flagOptions, string>> & {
+  s3AccessKeyId?: string;
+  s3SecretAccessKey?: string;
+};
+
+const envNames: Record<keyof typeof flagOptions, string> = {
+  'data-dir': 'MCLOUD_DATA_DIR',
+  host: 'MCLOUD_HOST',
+  port: 'MCLOUD_PORT',
+  'database-url': 'DATABASE_URL',
+  'tls-cert': 'MCLOUD_TLS_CERT',
+  'tls-key': 'MCLOUD_TLS_KEY',
+  'public-url': 'MCLOUD_PUBLIC_URL',
+  'config-file': 'MCLOUD_CONFIG_FILE',
+  's3-endpoint': 'MCLOUD_S3_ENDPOINT',
+  's3-bucket': 'MCLOUD_S3_BUCKET',
+  's3-region': 'MCLOUD_S3_REGION',
+};
+
+export class ConfigError extends Error {}
+
+export function loadCloudConfig(args: string[], env: NodeJS.ProcessEnv = process.env): CloudConfig {
+  let parsed: ReturnType<typeof parseArgs<{ options: typeof flagOptions; strict: true }>>;
+  try {
+    parsed = parseArgs({ args, options: flagOptions, strict: true, allowPositionals: false });
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
+  const flags = parsed.values as Partial<Record<keyof typeof flagOptions, string>>;
+  const configFile = flags['config-file'] ?? env[envNames['config-file']];
+  const file = configFile ? readConfigFile(configFile) : {};
+  const pick = (name: keyof typeof flagOptions): string | undefined => flags[name] ?? env[envNames[name]] ?? file[name];
+
+  const host = pick('host') ?? '127.0.0.1';
+  const port = parsePort(pick('port') ?? '8080');
+  const certFile = pick('tls-cert');
+  const keyFile = pick('tls-key');
+  if (Boolean(certFile) !== Boolean(keyFile)) throw new ConfigError('--tls-cert and --tls-key must be given together');
+  const tls = certFile && keyFile ? { certFile, keyFile } : undefined;
+  const dataDir = path.resolve(pick('data-dir') ?? './mcloud-data');
+  const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  const publicUrl = (pick('public-url') ?? `${tls ? 'https' : 'http'}://${shownHost}:${port}`).replace(/\/$/, '');
+  return {
+    dataDir,
+    host,
+    port,
+    databaseUrl: pick('database-url'),
+    tls,
+    publicUrl,
+    blobs: blobConfig(pick, env, file, dataDir),
+    maxMessageBytes: 32 * 1024 * 1024,
+    shutdownTimeoutMs: 10_000,
+    partOfflineAfterMs: 30_000,
+  };
+}
+
+function blobConfig(
+  pick: (name: keyof typeof flagOptions) => string | undefined,
+  env: NodeJS.ProcessEnv,
+  file: FileConfig,
+  dataDir: string,
+): BlobStoreConfig {
+  const bucket = pick('s3-bucket');
+  if (!bucket) return { kind: 'fs', rootDir: path.join(dataDir, 'blobs') };
+  const accessKeyId = env.MCLOUD_S3_ACCESS_KEY_ID ?? env.AWS_ACCESS_KEY_ID ?? file.s3AccessKeyId;
+  const secretAccessKey = env.MCLOUD_S3_SECRET_ACCESS_KEY ?? env.AWS_SECRET_ACCESS_KEY ?? file.s3SecretAccessKey;
+  if (!accessKeyId || !secretAccessKey) {
+    throw new ConfigError('S3 blobs need MCLOUD_S3_ACCESS_KEY_ID and MCLOUD_S3_SECRET_ACCESS_KEY');
+  }
+  const endpoint = pick('s3-endpoint');
+  return {
+    kind: 's3',
+    bucket,
+    region: pick('s3-region') ?? 'us-east-1',
+    accessKeyId,
+    secretAccessKey,
+    ...(endpoint ? { endpoint, forcePathStyle: true } : {}),
+  };
+}
+
+function parsePort(text: string): number {
+  const port = Number(text);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new ConfigError(`--port must be an integer between 0 and 65535 (got ${JSON.stringify(text)})`);
+  }
+  return port;
+}
+
+function readConfigFile(file: string): FileConfig {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as FileConfig;
+  } catch (error) {
+    throw new ConfigError(`cannot read config file ${file}: ${(error as Error).message}`);
+  }
+}

@@ -1,0 +1,87 @@
+import { readFile } from 'node:fs/promises';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import http2, { type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
+import net from 'node:net';
+
+export type RequestHandler = (
+  req: IncomingMessage | Http2ServerRequest,
+  res: ServerResponse | Http2ServerResponse,
+) => void;
+
+export interface ListenOptions {
+  host: string;
+  port: number;
+  tls: { certFile: string; keyFile: string } | undefined;
+  handler: RequestHandler;
+}
+
+export interface Listener {
+  port: number;
+  /** Stops accepting, lets in-flight calls finish until the deadline, then destroys what is left. */
+  close(deadlineMs: number): Promise<void>;
+}
+
+const http2Preface = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
+const http2Settings = { maxConcurrentStreams: 1000, initialWindowSize: 4 * 1024 * 1024 };
+
+/**
+ * One port for every client. Cleartext: a sniffer reads the first bytes and hands the socket to the
+ * HTTP/2 server (gRPC with prior knowledge, as Go clients and machines dial `http://`) or the HTTP/1.1
+ * server (gRPC-web, Connect, signed URLs). TLS: ALPN picks h2 or http/1.1.
+ */
+export async function listen(options: ListenOptions): Promise<Listener> {
+  const sockets = new Set<net.Socket>();
+  let front: net.Server;
+  let sessions: http2.Http2Server | http2.Http2SecureServer;
+  let http1: http.Server | undefined;
+  if (options.tls) {
+    const [cert, key] = await Promise.all([readFile(options.tls.certFile), readFile(options.tls.keyFile)]);
+    const secure = http2.createSecureServer({ cert, key, allowHTTP1: true, settings: http2Settings }, options.handler);
+    sessions = secure;
+    front = secure;
+  } else {
+    const h2c = http2.createServer({ settings: http2Settings }, options.handler);
+    const h1 = http.createServer(options.handler);
+    h1.keepAliveTimeout = 65_000;
+    sessions = h2c;
+    http1 = h1;
+    front = net.createServer((socket) => routeBySniffing(socket, h2c, h1));
+  }
+  front.on('connection', (socket: net.Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve, reject) => {
+    front.once('error', reject);
+    front.listen(options.port, options.host, () => resolve());
+  });
+  const address = front.address();
+  const port = typeof address === 'object' && address ? address.port : options.port;
+
+  async function close(deadlineMs: number): Promise<void> {
+    const closed = Promise.all([
+      new Promise((resolve) => front.close(resolve)),
+      options.tls ? undefined : new Promise((resolve) => sessions.close(resolve)),
+      http1 ? new Promise((resolve) => http1?.close(resolve)) : undefined,
+    ]);
+    http1?.closeIdleConnections();
+    const timer = setTimeout(() => {
+      for (const socket of sockets) socket.destroy();
+    }, deadlineMs);
+    await closed;
+    clearTimeout(timer);
+  }
+  return { port, close };
+}
+
+function routeBySniffing(socket: net.Socket, h2c: http2.Http2Server, h1: http.Server): void {
+  socket.once('data', (first: Buffer) => {
+    socket.pause();
+    socket.unshift(first);
+    const prefixLength = Math.min(first.length, http2Preface.length);
+    const isHttp2 = first.subarray(0, prefixLength).equals(http2Preface.subarray(0, prefixLength));
+    (isHttp2 ? h2c : h1).emit('connection', socket);
+    socket.resume();
+  });
+  socket.on('error', () => socket.destroy());
+}
