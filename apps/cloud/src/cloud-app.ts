@@ -1,9 +1,10 @@
+import type { ServerResponse } from 'node:http';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
-import { bootstrapIfEmpty, type BootstrapFile } from './bootstrap.ts';
-import type { CloudConfig } from './config/cloud-config.ts';
-import type { CloudDeps } from './cloud-deps.ts';
-import { createErrorInterceptor, createAuthInterceptor } from './api/interceptors.ts';
+import { createAuthInterceptor, createErrorInterceptor } from './api/interceptors.ts';
 import { registerRoutes } from './api/routes.ts';
+import { type BootstrapFile, bootstrapIfEmpty } from './bootstrap.ts';
+import type { CloudDeps } from './cloud-deps.ts';
+import type { CloudConfig } from './config/cloud-config.ts';
 import { createAuthenticator } from './domain/auth/authenticator.ts';
 import { type Clock, systemClock } from './domain/shared/clock.ts';
 import { applyCors } from './http/cors.ts';
@@ -29,7 +30,10 @@ export interface RunningCloud {
 export const silentLogger: CloudLogger = { info() {}, error() {} };
 
 /** The composition root: storage, domain services, the API router and the listening socket. */
-export async function startCloud(config: CloudConfig, options: { clock?: Clock; logger?: CloudLogger } = {}): Promise<RunningCloud> {
+export async function startCloud(
+  config: CloudConfig,
+  options: { clock?: Clock; logger?: CloudLogger } = {},
+): Promise<RunningCloud> {
   const logger = options.logger ?? silentLogger;
   const clock = options.clock ?? systemClock;
   const storage = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
@@ -45,7 +49,8 @@ export async function startCloud(config: CloudConfig, options: { clock?: Clock; 
       ],
       readMaxBytes: config.maxMessageBytes,
       writeMaxBytes: config.maxMessageBytes,
-      fallback: (req, res) => handleHttpRoutes(deps, req, res),
+      // Plain HTTP routes get the real Node response object (Connect's type hides `write`).
+      fallback: (req, res) => handleHttpRoutes(deps, req, res as unknown as ServerResponse),
     });
     const listener = await listen({
       host: config.host,

@@ -28,9 +28,11 @@ export function applyCors(req: Request, res: Response): boolean {
   if (req.method !== 'OPTIONS') return false;
   const requested = req.headers['access-control-request-headers'];
   res.setHeader('access-control-allow-methods', 'POST, GET, OPTIONS');
-  res.setHeader('access-control-allow-headers', typeof requested === 'string' ? requested : allowedHeaders.join(', '));
+  res.setHeader(
+    'access-control-allow-headers',
+    typeof requested === 'string' ? requested : allowedHeaders.join(', '),
+  );
   res.setHeader('access-control-max-age', '7200');
-  res.writeHead(204);
-  res.end();
+  (res as ServerResponse).writeHead(204).end();
   return true;
 }

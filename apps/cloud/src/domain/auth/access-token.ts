@@ -24,15 +24,27 @@ export const tokenAudience = 'machine-cloud';
  * HS256 JWTs without `exp`: the TypeScript SDK never refreshes its token, so tokens live as long as the
  * credential that issued them; revocation works through `gen`/`sid`, checked on every call.
  */
-export function signAccessToken(claims: Omit<AccessTokenClaims, 'jti' | 'iat' | 'aud'>, key: SigningKey, nowMs: number) {
+export function signAccessToken(
+  claims: Omit<AccessTokenClaims, 'jti' | 'iat' | 'aud'>,
+  key: SigningKey,
+  nowMs: number,
+) {
   const header = { alg: 'HS256', typ: 'JWT', kid: key.id };
-  const body: AccessTokenClaims = { ...claims, aud: tokenAudience, iat: Math.floor(nowMs / 1000), jti: randomUUID() };
+  const body: AccessTokenClaims = {
+    ...claims,
+    aud: tokenAudience,
+    iat: Math.floor(nowMs / 1000),
+    jti: randomUUID(),
+  };
   const unsigned = `${base64UrlJson(header)}.${base64UrlJson(body)}`;
   return `${unsigned}.${sign(unsigned, key.secret)}`;
 }
 
 /** Returns the claims of a well-formed token signed by one of `keys`, otherwise undefined. */
-export function verifyAccessToken(token: string, keys: ReadonlyMap<string, SigningKey>): AccessTokenClaims | undefined {
+export function verifyAccessToken(
+  token: string,
+  keys: ReadonlyMap<string, SigningKey>,
+): AccessTokenClaims | undefined {
   const parts = token.split('.');
   if (parts.length !== 3) return undefined;
   const [headerPart, bodyPart, signature] = parts as [string, string, string];
@@ -44,7 +56,8 @@ export function verifyAccessToken(token: string, keys: ReadonlyMap<string, Signi
   const given = Buffer.from(signature);
   if (expected.length !== given.length || !timingSafeEqual(expected, given)) return undefined;
   const claims = parseJson(bodyPart) as AccessTokenClaims | undefined;
-  if (!claims || claims.aud !== tokenAudience || typeof claims.sub !== 'string' || claims.sub === '') return undefined;
+  if (!claims || claims.aud !== tokenAudience || typeof claims.sub !== 'string' || claims.sub === '')
+    return undefined;
   return claims;
 }
 

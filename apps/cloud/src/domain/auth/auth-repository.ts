@@ -29,16 +29,34 @@ export async function loadSigningKeys(db: Queryable): Promise<SigningKey[]> {
 }
 
 export async function findApiKey(db: Queryable, keyId: string): Promise<ApiKeyRecord | undefined> {
-  const result = await db.query<{ id: string; organization_id: string; secret_hash: Buffer; generation: number }>(
-    'SELECT id, organization_id, secret_hash, generation FROM api_keys WHERE id = $1',
-    [keyId],
-  );
+  const result = await db.query<{
+    id: string;
+    organization_id: string;
+    secret_hash: Buffer;
+    generation: number;
+  }>('SELECT id, organization_id, secret_hash, generation FROM api_keys WHERE id = $1', [keyId]);
   const row = result.rows[0];
-  return row && { id: row.id, organizationId: row.organization_id, secretHash: row.secret_hash, generation: row.generation };
+  return (
+    row && {
+      id: row.id,
+      organizationId: row.organization_id,
+      secretHash: row.secret_hash,
+      generation: row.generation,
+    }
+  );
 }
 
-export async function listGrants(db: Queryable, identityType: 'api-key' | 'user', identityId: string): Promise<Grant[]> {
-  const result = await db.query<{ role: Grant['role']; resource_type: Grant['resourceType']; resource_id: string; organization_id: string }>(
+export async function listGrants(
+  db: Queryable,
+  identityType: 'api-key' | 'user',
+  identityId: string,
+): Promise<Grant[]> {
+  const result = await db.query<{
+    role: Grant['role'];
+    resource_type: Grant['resourceType'];
+    resource_id: string;
+    organization_id: string;
+  }>(
     'SELECT role, resource_type, resource_id, organization_id FROM authorizations WHERE identity_type = $1 AND identity_id = $2',
     [identityType, identityId],
   );
@@ -50,8 +68,17 @@ export async function listGrants(db: Queryable, identityType: 'api-key' | 'user'
   }));
 }
 
-export async function findPartWithSecrets(db: Queryable, partId: string): Promise<PartSecretRecord | undefined> {
-  const result = await db.query<{ id: string; robot_id: string; location_id: string; organization_id: string; secrets: { id: string; secret: string }[] | null }>(
+export async function findPartWithSecrets(
+  db: Queryable,
+  partId: string,
+): Promise<PartSecretRecord | undefined> {
+  const result = await db.query<{
+    id: string;
+    robot_id: string;
+    location_id: string;
+    organization_id: string;
+    secrets: { id: string; secret: string }[] | null;
+  }>(
     `SELECT p.id, p.robot_id, p.location_id, p.organization_id,
             (SELECT json_agg(json_build_object('id', s.id, 'secret', s.secret)) FROM part_secrets s
               WHERE s.part_id = p.id AND s.state = 1) AS secrets

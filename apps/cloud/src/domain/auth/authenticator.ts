@@ -41,14 +41,22 @@ export async function createAuthenticator(db: Database, clock: Clock): Promise<A
       if (!isUuid(entity)) throw invalidCredentials();
       const key = await findApiKey(db, entity.toLowerCase());
       if (!key || !secretMatchesHash(payload, key.secretHash)) throw invalidCredentials();
-      return signAccessToken({ sub: key.id, rpc_creds_type: 'api-key', gen: key.generation }, signingKey as SigningKey, now);
+      return signAccessToken(
+        { sub: key.id, rpc_creds_type: 'api-key', gen: key.generation },
+        signingKey as SigningKey,
+        now,
+      );
     }
     if (type === 'robot-secret') {
       if (!isUuid(entity)) throw invalidCredentials();
       const part = await findPartWithSecrets(db, entity.toLowerCase());
       const matched = part?.secrets.find((secret) => secretsEqual(payload, secret.secret));
       if (!part || !matched) throw invalidCredentials();
-      return signAccessToken({ sub: part.partId, rpc_creds_type: 'robot-secret', sid: matched.id }, signingKey as SigningKey, now);
+      return signAccessToken(
+        { sub: part.partId, rpc_creds_type: 'robot-secret', sid: matched.id },
+        signingKey as SigningKey,
+        now,
+      );
     }
     throw invalidArgument('credentials.type', 'must be "api-key" or "robot-secret"', type);
   }
@@ -58,14 +66,26 @@ export async function createAuthenticator(db: Database, clock: Clock): Promise<A
     if (!claims) throw unauthenticated('invalid or unknown access token');
     if (claims.rpc_creds_type === 'api-key') {
       const key = await findApiKey(db, claims.sub);
-      if (!key || key.generation !== claims.gen) throw unauthenticated('the API key behind this token was revoked');
-      return { kind: 'api-key', keyId: key.id, organizationId: key.organizationId, grants: await listGrants(db, 'api-key', key.id) };
+      if (!key || key.generation !== claims.gen)
+        throw unauthenticated('the API key behind this token was revoked');
+      return {
+        kind: 'api-key',
+        keyId: key.id,
+        organizationId: key.organizationId,
+        grants: await listGrants(db, 'api-key', key.id),
+      };
     }
     const part = await findPartWithSecrets(db, claims.sub);
-    if (!part || !part.secrets.some((secret) => secret.id === claims.sid)) {
+    if (!part?.secrets.some((secret) => secret.id === claims.sid)) {
       throw unauthenticated('the part secret behind this token was revoked');
     }
-    return { kind: 'part', partId: part.partId, robotId: part.robotId, locationId: part.locationId, organizationId: part.organizationId };
+    return {
+      kind: 'part',
+      partId: part.partId,
+      robotId: part.robotId,
+      locationId: part.locationId,
+      organizationId: part.organizationId,
+    };
   }
 
   async function principalFromToken(token: string): Promise<Principal> {
