@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import http2, { type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
 import net from 'node:net';
+import { Duplex } from 'node:stream';
 
 export type RequestHandler = (
   req: IncomingMessage | Http2ServerRequest,
@@ -36,7 +37,10 @@ export async function listen(options: ListenOptions): Promise<Listener> {
   let http1: http.Server | undefined;
   if (options.tls) {
     const [cert, key] = await Promise.all([readFile(options.tls.certFile), readFile(options.tls.keyFile)]);
-    const secure = http2.createSecureServer({ cert, key, allowHTTP1: true, settings: http2Settings }, options.handler);
+    const secure = http2.createSecureServer(
+      { cert, key, allowHTTP1: true, settings: http2Settings },
+      options.handler,
+    );
     sessions = secure;
     front = secure;
   } else {
@@ -75,13 +79,38 @@ export async function listen(options: ListenOptions): Promise<Listener> {
 }
 
 function routeBySniffing(socket: net.Socket, h2c: http2.Http2Server, h1: http.Server): void {
+  socket.on('error', () => socket.destroy());
   socket.once('data', (first: Buffer) => {
     socket.pause();
-    socket.unshift(first);
     const prefixLength = Math.min(first.length, http2Preface.length);
-    const isHttp2 = first.subarray(0, prefixLength).equals(http2Preface.subarray(0, prefixLength));
-    (isHttp2 ? h2c : h1).emit('connection', socket);
-    socket.resume();
+    if (first.subarray(0, prefixLength).equals(http2Preface.subarray(0, prefixLength))) {
+      // The HTTP/2 core reads from the socket's native handle and would miss bytes we already read,
+      // so it gets a stream wrapper that replays them first.
+      h2c.emit('connection', replayingStream(socket, first));
+    } else {
+      socket.unshift(first);
+      h1.emit('connection', socket);
+      socket.resume();
+    }
   });
-  socket.on('error', () => socket.destroy());
+}
+
+function replayingStream(socket: net.Socket, first: Buffer): Duplex {
+  const stream = new Duplex({
+    read: () => socket.resume(),
+    write: (chunk, encoding, callback) => socket.write(chunk, encoding, callback),
+    final: (callback) => socket.end(callback),
+    destroy: (error, callback) => {
+      socket.destroy(error ?? undefined);
+      callback(error);
+    },
+  });
+  stream.push(first);
+  socket.on('data', (chunk) => {
+    if (!stream.push(chunk)) socket.pause();
+  });
+  socket.on('end', () => stream.push(null));
+  socket.on('close', () => stream.destroy());
+  socket.on('error', (error) => stream.destroy(error));
+  return stream;
 }

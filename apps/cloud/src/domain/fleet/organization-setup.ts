@@ -1,5 +1,5 @@
 import type { DatabaseClient } from '../../infra/postgres/database.ts';
-import { hashSecret, generateSecret } from '../auth/secrets.ts';
+import { generateSecret, hashSecret } from '../auth/secrets.ts';
 import { newLocationId, newUuid } from '../shared/ids.ts';
 import { requireName } from '../validate.ts';
 
@@ -29,21 +29,17 @@ export async function createOrganizationWithOwnerKey(
     organizationId,
     input.locationName ?? 'default',
   ]);
-  await client.query('INSERT INTO location_secrets (id, organization_id, location_id, secret) VALUES ($1, $2, $3, $4)', [
-    newUuid(),
-    organizationId,
-    locationId,
-    generateSecret(),
-  ]);
-  await client.query('INSERT INTO api_keys (id, organization_id, name, secret_hash) VALUES ($1, $2, $3, $4)', [
-    apiKeyId,
-    organizationId,
-    `${name}-owner`,
-    hashSecret(apiKey),
-  ]);
+  await client.query(
+    'INSERT INTO location_secrets (id, organization_id, location_id, secret) VALUES ($1, $2, $3, $4)',
+    [newUuid(), organizationId, locationId, generateSecret()],
+  );
+  await client.query(
+    'INSERT INTO api_keys (id, organization_id, name, secret_hash) VALUES ($1, $2, $3, $4)',
+    [apiKeyId, organizationId, `${name}-owner`, hashSecret(apiKey)],
+  );
   await client.query(
     `INSERT INTO authorizations (organization_id, identity_type, identity_id, role, resource_type, resource_id)
-     VALUES ($1, 'api-key', $2, 'owner', 'organization', $1)`,
+     VALUES ($1::uuid, 'api-key', $2, 'owner', 'organization', $1::text)`,
     [organizationId, apiKeyId],
   );
   return { organizationId, locationId, apiKeyId, apiKey };
