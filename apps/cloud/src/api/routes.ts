@@ -16,6 +16,7 @@ import {
 } from '@mcloud/protocol';
 import type { CloudDeps } from '../cloud-deps.ts';
 import { authServiceHandlers } from './auth/auth-service.ts';
+import { dataSyncServiceHandlers } from './data-sync/data-sync-service.ts';
 
 /**
  * Every service of the published API is registered, so an RPC we do not implement answers
@@ -26,7 +27,7 @@ export function registerRoutes(router: ConnectRouter, deps: CloudDeps): void {
   router.service(appPb.AppService, {});
   router.service(robotPb.RobotService, {});
   router.service(dataPb.DataService, {});
-  router.service(dataSyncPb.DataSyncService, {});
+  router.service(dataSyncPb.DataSyncService, dataSyncServiceHandlers(deps));
   router.service(datasetPb.DatasetService, {});
   router.service(dataPipelinesPb.DataPipelinesService, {});
   router.service(mlTrainingPb.MLTrainingService, {});

@@ -1,0 +1,47 @@
+import { invalidArgument } from '../../errors.ts';
+import type { CaptureTimes } from './upload-types.ts';
+
+/** Capture timestamps are microseconds since the Unix epoch; Postgres stores exactly that precision. */
+
+const microsPerMs = 1000n;
+const maxFutureMs = 366 * 24 * 3600 * 1000;
+
+/** `1700000000123456n` → `2023-11-14T22:13:20.123456Z`. */
+export function microsToIso(micros: bigint): string {
+  const ms = micros / microsPerMs - (micros % microsPerMs < 0n ? 1n : 0n);
+  const sub = Number(micros - ms * microsPerMs);
+  const iso = new Date(Number(ms)).toISOString();
+  return `${iso.slice(0, -1)}${String(sub).padStart(3, '0')}Z`;
+}
+
+export function microsToMs(micros: bigint): number {
+  return Number(micros / microsPerMs);
+}
+
+/**
+ * The capture instant of a data point: time requested, else time received, else the sync time. Instants
+ * before 1970 or more than a year ahead of the cloud's clock are rejected (each month gets a partition).
+ */
+export function captureInstantUs(times: CaptureTimes, nowMs: number, field: string): bigint {
+  const captured = times.timeRequestedUs ?? times.timeReceivedUs ?? BigInt(nowMs) * microsPerMs;
+  for (const [name, value] of [
+    ['time_requested', times.timeRequestedUs],
+    ['time_received', times.timeReceivedUs],
+  ] as const) {
+    if (value === undefined) continue;
+    if (value < 0n)
+      throw invalidArgument(
+        `${field}.${name}`,
+        'must not be before 1970-01-01T00:00:00Z',
+        microsToIso(value),
+      );
+    if (value > BigInt(nowMs + maxFutureMs) * microsPerMs) {
+      throw invalidArgument(
+        `${field}.${name}`,
+        'must not be more than one year in the future',
+        microsToIso(value),
+      );
+    }
+  }
+  return captured;
+}
