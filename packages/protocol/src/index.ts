@@ -1,0 +1,22 @@
+/**
+ * The Viam wire schema (protobuf-es v2), generated at build time from the pinned
+ * @viamrobotics/sdk. One namespace per protobuf file we serve; each holds the `file_*`
+ * descriptor, the `*Schema` message descriptors, the enums and the service descriptors.
+ */
+export * as agentPb from '../gen/app/agent/v1/agent_pb.js';
+export * as buildPb from '../gen/app/build/v1/build_pb.js';
+export * as dataPb from '../gen/app/data/v1/data_pb.js';
+export * as dataPipelinesPb from '../gen/app/datapipelines/v1/data_pipelines_pb.js';
+export * as datasetPb from '../gen/app/dataset/v1/dataset_pb.js';
+export * as dataSyncPb from '../gen/app/datasync/v1/data_sync_pb.js';
+export * as mlTrainingPb from '../gen/app/mltraining/v1/ml_training_pb.js';
+export * as packagesPb from '../gen/app/packages/v1/packages_pb.js';
+export * as appPb from '../gen/app/v1/app_pb.js';
+export * as billingPb from '../gen/app/v1/billing_pb.js';
+export * as endUserPb from '../gen/app/v1/end_user_pb.js';
+/** viam.app.v1.RobotService (the cloud side of a machine: config, logs, certificates). */
+export * as robotPb from '../gen/app/v1/robot_pb.js';
+export * as commonPb from '../gen/common/v1/common_pb.js';
+export * as authPb from '../gen/proto/rpc/v1/auth_pb.js';
+export * as signalingPb from '../gen/proto/rpc/webrtc/v1/signaling_pb.js';
+export * as provisioningPb from '../gen/provisioning/v1/provisioning_pb.js';
