@@ -16,6 +16,8 @@ import {
 } from '@mcloud/protocol';
 import type { CloudDeps } from '../cloud-deps.ts';
 import { authServiceHandlers } from './auth/auth-service.ts';
+import { dataServiceHandlers } from './data/data-service.ts';
+import { datasetServiceHandlers } from './dataset/dataset-service.ts';
 import { dataSyncServiceHandlers } from './data-sync/data-sync-service.ts';
 
 /**
@@ -26,9 +28,9 @@ export function registerRoutes(router: ConnectRouter, deps: CloudDeps): void {
   router.service(authPb.AuthService, authServiceHandlers(deps.authenticator));
   router.service(appPb.AppService, {});
   router.service(robotPb.RobotService, {});
-  router.service(dataPb.DataService, {});
+  router.service(dataPb.DataService, dataServiceHandlers(deps));
   router.service(dataSyncPb.DataSyncService, dataSyncServiceHandlers(deps));
-  router.service(datasetPb.DatasetService, {});
+  router.service(datasetPb.DatasetService, datasetServiceHandlers(deps));
   router.service(dataPipelinesPb.DataPipelinesService, {});
   router.service(mlTrainingPb.MLTrainingService, {});
   router.service(packagesPb.PackageService, {});

@@ -1,0 +1,94 @@
+import { requireOrganizationRole } from '../../auth/permissions.ts';
+import type { Principal } from '../../auth/principal.ts';
+import { requireUuid } from '../../validate.ts';
+import type { BinaryDataRef } from '../query/binary-data-ids.ts';
+import { binaryFilterConditions, findBinaryItems } from '../query/binary-queries.ts';
+import type { DataFilter } from '../query/data-filter.ts';
+import type { DataQueryDeps } from '../query/data-query-deps.ts';
+import { allOf, createSqlParams, type SqlParams, timestampFromMicrosSql } from '../query/sql-params.ts';
+
+const dayMs = 24 * 60 * 60 * 1000;
+// Cut-offs before this are earlier than any stored capture (and PostgreSQL's timestamp range).
+const earliestCutoffMs = Date.UTC(1, 0, 1);
+
+/**
+ * The UTC instant before which `DeleteTabularData` removes readings: N = 0 means everything (no
+ * cut-off); N ≥ 1 keeps the current UTC day and the N − 1 days before it, so N = 1 at any time on
+ * March 11 deletes everything through March 10 23:59:59.999999 UTC.
+ */
+export function tabularDeleteCutoffMs(nowMs: number, olderThanDays: number): number | undefined {
+  if (olderThanDays === 0) return undefined;
+  const startOfToday = Math.floor(nowMs / dayMs) * dayMs;
+  return startOfToday - (olderThanDays - 1) * dayMs;
+}
+
+export async function deleteTabularData(
+  deps: DataQueryDeps,
+  principal: Principal,
+  input: { organizationId: string; deleteOlderThanDays: number },
+): Promise<number> {
+  const organizationId = requireUuid('organization_id', input.organizationId);
+  requireOrganizationRole(principal, organizationId, 'operator');
+  const cutoffMs = tabularDeleteCutoffMs(deps.clock.nowMs(), input.deleteOlderThanDays);
+  if (cutoffMs !== undefined && cutoffMs <= earliestCutoffMs) return 0;
+  const params = createSqlParams();
+  const conditions = [`organization_id = ${params.add(organizationId)}::uuid`];
+  if (cutoffMs !== undefined) {
+    conditions.push(
+      `captured_at < ${timestampFromMicrosSql(params.add((BigInt(cutoffMs) * 1000n).toString()))}`,
+    );
+  }
+  const result = await deps.db.query(`DELETE FROM readings WHERE ${allOf(conditions)}`, params.values);
+  return result.rowCount ?? 0;
+}
+
+/** Deletes the rows (their bounding boxes cascade), then the blobs no remaining row uses. */
+async function deleteBinaryWhere(
+  deps: DataQueryDeps,
+  conditions: string[],
+  params: SqlParams,
+): Promise<number> {
+  const result = await deps.db.query<{ blob_key: string }>(
+    `DELETE FROM binary_data b WHERE ${allOf(conditions)} RETURNING b.blob_key`,
+    params.values,
+  );
+  const keys = [...new Set(result.rows.map((row) => row.blob_key))];
+  if (keys.length) {
+    // The rows are committed (autocommit); a blob shared with a surviving row stays.
+    const stillUsed = await deps.db.query<{ blob_key: string }>(
+      'SELECT DISTINCT blob_key FROM binary_data WHERE blob_key = ANY($1::text[])',
+      [keys],
+    );
+    const used = new Set(stillUsed.rows.map((row) => row.blob_key));
+    await deps.blobs.deleteMany(keys.filter((key) => !used.has(key)));
+  }
+  return result.rowCount ?? 0;
+}
+
+export async function deleteBinaryDataByFilter(
+  deps: DataQueryDeps,
+  principal: Principal,
+  filter: DataFilter,
+  includeInternalData: boolean,
+): Promise<number> {
+  const params = createSqlParams();
+  const conditions = binaryFilterConditions(principal, filter, includeInternalData, params);
+  if (!conditions) return 0;
+  return deleteBinaryWhere(deps, conditions, params);
+}
+
+/** Deletes the caller-visible items among `refs`; unknown and foreign IDs are skipped (not counted). */
+export async function deleteBinaryDataByIds(
+  deps: DataQueryDeps,
+  principal: Principal,
+  refs: readonly BinaryDataRef[],
+): Promise<number> {
+  const items = await findBinaryItems(deps, principal, refs);
+  if (items.length === 0) return 0;
+  const params = createSqlParams();
+  return deleteBinaryWhere(
+    deps,
+    [`b.id = ANY(${params.add(items.map((item) => item.binaryDataId))}::text[])`],
+    params,
+  );
+}

@@ -1,0 +1,159 @@
+import type { Queryable } from '../../../infra/postgres/database.ts';
+import { fileIdOf } from '../ingest/binary-data-id.ts';
+import type { BinaryItem, BoundingBox, JsonRecord } from './capture-metadata.ts';
+import { microsOrUndefined } from './capture-metadata.ts';
+import type { PageCursor } from './page-cursor.ts';
+import { allOf, microsOfSql, type SqlParams, timestampFromMicrosSql } from './sql-params.ts';
+
+interface BinaryRow {
+  id: string;
+  organization_id: string;
+  location_id: string;
+  robot_id: string;
+  part_id: string;
+  robot_name: string | null;
+  part_name: string | null;
+  component_type: string;
+  component_name: string;
+  method_name: string;
+  method_parameters: JsonRecord;
+  file_name: string;
+  file_ext: string;
+  mime_type: string;
+  tags: string[];
+  dataset_ids: string[];
+  captured_us: string;
+  time_requested_us: string | null;
+  time_received_us: string | null;
+  size_bytes: string;
+  blob_key: string;
+  internal: boolean;
+}
+
+/** Selects items from `(<inner query>) b`, adding machine and part names. */
+function selectItemsSql(inner: string, orderBy: string): string {
+  return `SELECT b.id, b.organization_id, b.location_id, b.robot_id, b.part_id, r.name AS robot_name, p.name AS part_name,
+                 b.component_type, b.component_name, b.method_name, b.method_parameters, b.file_name, b.file_ext,
+                 b.mime_type, b.tags, b.dataset_ids, ${microsOfSql('b.captured_at')} AS captured_us,
+                 ${microsOfSql('b.time_requested')} AS time_requested_us, ${microsOfSql('b.time_received')} AS time_received_us,
+                 b.size_bytes, b.blob_key, b.internal
+            FROM (${inner}) b
+            LEFT JOIN robots r ON r.id = b.robot_id
+            LEFT JOIN robot_parts p ON p.id = b.part_id
+           ${orderBy}`;
+}
+
+function itemFromRow(row: BinaryRow): BinaryItem {
+  return {
+    fileId: fileIdOf(row.id),
+    binaryDataId: row.id,
+    metadata: {
+      organizationId: row.organization_id,
+      locationId: row.location_id,
+      robotName: row.robot_name ?? '',
+      robotId: row.robot_id,
+      partName: row.part_name ?? '',
+      partId: row.part_id,
+      componentType: row.component_type,
+      componentName: row.component_name,
+      methodName: row.method_name,
+      methodParameters: row.method_parameters ?? {},
+      tags: row.tags,
+      mimeType: row.mime_type,
+    },
+    fileName: row.file_name,
+    fileExt: row.file_ext,
+    datasetIds: row.dataset_ids,
+    capturedAt: BigInt(row.captured_us),
+    timeRequested: microsOrUndefined(row.time_requested_us),
+    timeReceived: microsOrUndefined(row.time_received_us),
+    sizeBytes: Number(row.size_bytes),
+    blobKey: row.blob_key,
+    internal: row.internal,
+    boundingBoxes: [],
+  };
+}
+
+export type SortOrder = 'ascending' | 'descending';
+
+/** One keyset page over `binary_data` (index `binary_data_organization_time`), bounding boxes attached. */
+export async function selectBinaryPage(
+  db: Queryable,
+  query: { conditions: string[]; params: SqlParams; order: SortOrder; after?: PageCursor; limit: number },
+): Promise<BinaryItem[]> {
+  const { params } = query;
+  const conditions = [...query.conditions];
+  const direction = query.order === 'ascending' ? 'ASC' : 'DESC';
+  if (query.after) {
+    const comparison = query.order === 'ascending' ? '>' : '<';
+    conditions.push(
+      `(b.captured_at, b.id) ${comparison} (${timestampFromMicrosSql(params.add(query.after.capturedAt.toString()))}, ${params.add(query.after.id)}::text)`,
+    );
+  }
+  const order = `ORDER BY b.captured_at ${direction}, b.id ${direction}`;
+  const inner = `SELECT * FROM binary_data b WHERE ${allOf(conditions)} ${order} LIMIT ${params.add(query.limit)}`;
+  const result = await db.query<BinaryRow>(selectItemsSql(inner, order), params.values);
+  return attachBoundingBoxes(db, result.rows.map(itemFromRow));
+}
+
+export async function countBinary(
+  db: Queryable,
+  conditions: string[],
+  params: SqlParams,
+): Promise<{ count: number; sizeBytes: number }> {
+  const result = await db.query<{ count: string; size: string }>(
+    `SELECT count(*)::text AS count, coalesce(sum(b.size_bytes), 0)::text AS size FROM binary_data b WHERE ${allOf(conditions)}`,
+    params.values,
+  );
+  const row = result.rows[0];
+  return { count: Number(row?.count ?? 0), sizeBytes: Number(row?.size ?? 0) };
+}
+
+/** Items by binary data ID inside the given (scope) conditions, in the order of `ids`. */
+export async function selectBinaryByIds(
+  db: Queryable,
+  ids: readonly string[],
+  conditions: string[],
+  params: SqlParams,
+): Promise<BinaryItem[]> {
+  const inner = `SELECT * FROM binary_data b WHERE b.id = ANY(${params.add(ids)}::text[]) AND ${allOf(conditions)}`;
+  const result = await db.query<BinaryRow>(selectItemsSql(inner, ''), params.values);
+  const byId = new Map(result.rows.map((row) => [row.id, itemFromRow(row)]));
+  const ordered = [...new Set(ids)].flatMap((id) => byId.get(id) ?? []);
+  return attachBoundingBoxes(db, ordered);
+}
+
+export async function attachBoundingBoxes(db: Queryable, items: BinaryItem[]): Promise<BinaryItem[]> {
+  if (items.length === 0) return items;
+  const result = await db.query<{
+    id: string;
+    binary_id: string;
+    label: string;
+    x_min: number;
+    y_min: number;
+    x_max: number;
+    y_max: number;
+    confidence: number | null;
+  }>(
+    `SELECT id, binary_id, label, x_min, y_min, x_max, y_max, confidence FROM bounding_boxes
+      WHERE binary_id = ANY($1::text[]) ORDER BY created_at, id`,
+    [items.map((item) => item.binaryDataId)],
+  );
+  const byItem = new Map<string, BoundingBox[]>();
+  for (const row of result.rows) {
+    const box: BoundingBox = {
+      id: row.id,
+      label: row.label,
+      xMin: row.x_min,
+      yMin: row.y_min,
+      xMax: row.x_max,
+      yMax: row.y_max,
+      ...(row.confidence === null ? {} : { confidence: row.confidence }),
+    };
+    const list = byItem.get(row.binary_id) ?? [];
+    list.push(box);
+    byItem.set(row.binary_id, list);
+  }
+  for (const item of items) item.boundingBoxes = byItem.get(item.binaryDataId) ?? [];
+  return items;
+}
