@@ -24,6 +24,8 @@ export interface Listener {
 
 const http2Preface = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
 const http2Settings = { maxConcurrentStreams: 1000, initialWindowSize: 4 * 1024 * 1024 };
+// Room for several 32 MiB messages in flight per connection (the default 10 MB resets big streams).
+const http2MaxSessionMemoryMb = 256;
 
 /**
  * One port for every client. Cleartext: a sniffer reads the first bytes and hands the socket to the
@@ -38,13 +40,13 @@ export async function listen(options: ListenOptions): Promise<Listener> {
   if (options.tls) {
     const [cert, key] = await Promise.all([readFile(options.tls.certFile), readFile(options.tls.keyFile)]);
     const secure = http2.createSecureServer(
-      { cert, key, allowHTTP1: true, settings: http2Settings },
+      { cert, key, allowHTTP1: true, settings: http2Settings, maxSessionMemory: http2MaxSessionMemoryMb },
       options.handler,
     );
     sessions = secure;
     front = secure;
   } else {
-    const h2c = http2.createServer({ settings: http2Settings }, options.handler);
+    const h2c = http2.createServer({ settings: http2Settings, maxSessionMemory: http2MaxSessionMemoryMb }, options.handler);
     const h1 = http.createServer(options.handler);
     h1.keepAliveTimeout = 65_000;
     sessions = h2c;
