@@ -24,6 +24,7 @@ import {
   signedUrlLifetimeMs,
 } from '../../domain/data/query/binary-signed-urls.ts';
 import {
+  type ExportedReading,
   exportTabularData,
   getLatestTabularData,
   tabularDataByFilter,
@@ -36,6 +37,7 @@ import {
   tagsByFilter,
 } from '../../domain/data/tags/binary-tags.ts';
 import { principalOf } from '../context.ts';
+import { toConnectError } from '../interceptors.ts';
 import {
   binaryMetadataToProto,
   captureMetadataToProto,
@@ -66,6 +68,10 @@ export function dataServiceHandlers(deps: CloudDeps): Partial<ServiceImpl<typeof
       })),
     );
   }
+
+  // toConnectError reports only unexpected (Internal) errors.
+  const reportStreamError = (error: unknown, procedure: string) =>
+    console.error(`${procedure} failed`, error);
 
   return {
     async tabularDataByFilter(req, context) {
@@ -110,7 +116,17 @@ export function dataServiceHandlers(deps: CloudDeps): Partial<ServiceImpl<typeof
         { ...(start === undefined ? {} : { start }), ...(end === undefined ? {} : { end }) },
         context.signal,
       );
-      for await (const { reading, metadata } of rows) {
+      // Errors of a streaming call surface while iterating, after the error interceptor returned.
+      const iterator = rows[Symbol.asyncIterator]();
+      for (;;) {
+        let next: IteratorResult<ExportedReading>;
+        try {
+          next = await iterator.next();
+        } catch (error) {
+          throw toConnectError(error, 'viam.app.data.v1.DataService/ExportTabularData', reportStreamError);
+        }
+        if (next.done) return;
+        const { reading, metadata } = next.value;
         yield {
           partId: metadata.partId,
           resourceName: metadata.componentName,
