@@ -26,7 +26,7 @@ export function createTestTransport(
   interceptors: Interceptor[] = [],
 ): Transport {
   return kind === 'grpc'
-    ? createGrpcTransport({ baseUrl: url, httpVersion: '2', interceptors })
+    ? createGrpcTransport({ baseUrl: url, interceptors })
     : createGrpcWebTransport({ baseUrl: url, httpVersion: '1.1', interceptors });
 }
 
