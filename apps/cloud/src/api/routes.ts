@@ -15,6 +15,7 @@ import {
   robotPb,
 } from '@mcloud/protocol';
 import type { CloudDeps } from '../cloud-deps.ts';
+import { appServiceHandlers } from './app/app-service.ts';
 import { authServiceHandlers } from './auth/auth-service.ts';
 import { dataServiceHandlers } from './data/data-service.ts';
 import { datasetServiceHandlers } from './dataset/dataset-service.ts';
@@ -26,7 +27,7 @@ import { dataSyncServiceHandlers } from './data-sync/data-sync-service.ts';
  */
 export function registerRoutes(router: ConnectRouter, deps: CloudDeps): void {
   router.service(authPb.AuthService, authServiceHandlers(deps.authenticator));
-  router.service(appPb.AppService, {});
+  router.service(appPb.AppService, appServiceHandlers(deps));
   router.service(robotPb.RobotService, {});
   router.service(dataPb.DataService, dataServiceHandlers(deps));
   router.service(dataSyncPb.DataSyncService, dataSyncServiceHandlers(deps));
