@@ -84,7 +84,7 @@ export async function listOwnerEmails(db: Queryable, organizationId: string): Pr
     `SELECT u.email FROM organization_members m JOIN users u ON u.id = m.user_id
       WHERE m.organization_id = $1 AND EXISTS (
         SELECT 1 FROM authorizations a WHERE a.organization_id = $1 AND a.identity_type = 'user' AND a.identity_id = m.user_id::text
-           AND a.role = 'owner' AND a.resource_type = 'organization' AND a.resource_id = $1::text)
+           AND a.role = 'owner' AND a.resource_type = 'organization' AND a.resource_id = $1::uuid::text)
       ORDER BY u.email`,
     [organizationId],
   );

@@ -88,7 +88,7 @@ export async function createOrganization(
     );
     await client.query(
       `INSERT INTO authorizations (organization_id, identity_type, identity_id, role, resource_type, resource_id)
-       VALUES ($1, 'api-key', $2, 'owner', 'organization', $1)`,
+       VALUES ($1::uuid, 'api-key', $2, 'owner', 'organization', $1::uuid::text)`,
       [organizationId, principal.keyId],
     );
   });
