@@ -83,10 +83,13 @@ export async function parseGrantableAuthorization(
     if (!robot) throw notFound('machine', resourceId);
     scope = { organizationId, locationId: robot.locationId, robotId: robot.id };
   }
-  requireRole(principal, scope, 'owner', {
-    what: resourceType === 'robot' ? 'machine' : resourceType,
-    id: resourceId,
-  });
+  // The caller belongs to the organization (checked above), so only lower resources can be invisible to it.
+  if (resourceType === 'organization') requireRole(principal, scope, 'owner');
+  else
+    requireRole(principal, scope, 'owner', {
+      what: resourceType === 'robot' ? 'machine' : resourceType,
+      id: resourceId,
+    });
   return { role, resourceType, resourceId, organizationId, scope };
 }
 
