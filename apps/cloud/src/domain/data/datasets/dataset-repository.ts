@@ -34,7 +34,7 @@ export async function insertDataset(db: Queryable, dataset: Dataset): Promise<vo
 
 export async function selectDatasetsByIds(db: Queryable, ids: readonly string[]): Promise<Dataset[]> {
   const result = await db.query<DatasetRow>(
-    'SELECT id, name, organization_id, created_at FROM datasets WHERE id = ANY($1::text[]) ORDER BY created_at, id',
+    'SELECT id, name, organization_id, created_at FROM datasets WHERE id = ANY($1::text[]) ORDER BY created_at, name, id',
     [ids],
   );
   return result.rows.map(datasetFromRow);
@@ -45,7 +45,7 @@ export async function selectDatasetsByOrganizations(
   organizationIds: readonly string[],
 ): Promise<Dataset[]> {
   const result = await db.query<DatasetRow>(
-    'SELECT id, name, organization_id, created_at FROM datasets WHERE organization_id = ANY($1::uuid[]) ORDER BY created_at, id',
+    'SELECT id, name, organization_id, created_at FROM datasets WHERE organization_id = ANY($1::uuid[]) ORDER BY created_at, name, id',
     [organizationIds],
   );
   return result.rows.map(datasetFromRow);
