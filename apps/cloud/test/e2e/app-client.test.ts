@@ -14,7 +14,7 @@ import {
 
 /** The fleet half of AppService through the real SDK `AppClient`, once per transport. */
 for (const transport of sdkTransportKinds) {
-  describe(`AppClient over ${transport}`, () => {
+  describe(`AppClient over ${transport}`, { timeout: 120_000 }, () => {
     let cloud: SdkCloud;
     let app: ViamClient['appClient'];
     let locationId: string;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createSdkClient, type SdkTransportKind } from '@mcloud/sdk-testkit';
+import { Code, createSdkClient, isSdkRpcError, type SdkTransportKind } from '@mcloud/sdk-testkit';
 import type { ViamClient } from '@viamrobotics/sdk';
 import { startTestCloud, type TestCloud } from '../support/test-cloud.ts';
 
@@ -84,4 +84,58 @@ export interface HistoryEntry {
 export interface KeyEntry {
   apiKey?: { id: string; name: string };
   authorizations: { authorizationId: string; resourceType: string; resourceId: string }[];
+}
+
+export interface Machine {
+  robotId: string;
+  partId: string;
+}
+
+/**
+ * A machine with its main part, made through the SDK's `newRobot` + `getRobotParts`. While AppService is not
+ * implemented yet (`Unimplemented`), the rows are written directly (migration 0001 schema) so the data-plane
+ * tests can run on their own.
+ */
+export async function createMachine(cloud: SdkCloud, locationId: string, name: string): Promise<Machine> {
+  try {
+    const robotId: string = await cloud.client.appClient.newRobot(locationId, name);
+    const parts: { id: string; mainPart: boolean }[] = await cloud.client.appClient.getRobotParts(robotId);
+    const main = parts.find((part) => part.mainPart);
+    if (!main) throw new Error('newRobot made no main part');
+    return { robotId, partId: main.id };
+  } catch (error) {
+    if (!isSdkRpcError(error) || error.code !== Code.Unimplemented) throw error;
+  }
+  const db = cloud.testCloud.cloud.deps.db;
+  const location = await db.query<{ organization_id: string }>(
+    'SELECT organization_id FROM locations WHERE id = $1',
+    [locationId],
+  );
+  const organizationId = location.rows[0]?.organization_id;
+  if (!organizationId) throw new Error(`no location ${locationId}`);
+  const robotId = randomUUID();
+  const partId = randomUUID();
+  await db.query('INSERT INTO robots (id, organization_id, location_id, name) VALUES ($1, $2, $3, $4)', [
+    robotId,
+    organizationId,
+    locationId,
+    name,
+  ]);
+  await db.query(
+    `INSERT INTO robot_parts (id, organization_id, location_id, robot_id, name, dns_name, main_part)
+     VALUES ($1, $2, $3, $4, $5, $6, true)`,
+    [partId, organizationId, locationId, robotId, `${name}-main`, `${name}-main-${partId.slice(0, 8)}`],
+  );
+  await db.query('INSERT INTO part_secrets (id, organization_id, part_id, secret) VALUES ($1, $2, $3, $4)', [
+    randomUUID(),
+    organizationId,
+    partId,
+    randomUUID(),
+  ]);
+  return { robotId, partId };
+}
+
+/** connect-node hands out `Buffer`s, connect-web plain `Uint8Array`s; compare contents, not prototypes. */
+export function plainBytes(bytes: Uint8Array | undefined): Uint8Array | undefined {
+  return bytes === undefined ? undefined : new Uint8Array(bytes);
 }
