@@ -8,7 +8,9 @@ import { startEmbeddedPostgres } from '../apps/cloud/src/infra/postgres/embedded
  * The whole suite: one real PostgreSQL for the run (the embedded one, or TEST_DATABASE_URL's server),
  * every test file then creates its own fresh database on it.
  */
-const patterns = process.argv.slice(2).length ? process.argv.slice(2) : ['apps/*/src/**/*.test.ts', 'apps/*/test/**/*.test.ts', 'packages/*/test/**/*.test.ts'];
+const patterns = process.argv.slice(2).length
+  ? process.argv.slice(2)
+  : ['apps/*/src/**/*.test.ts', 'apps/*/test/**/*.test.ts', 'packages/*/test/**/*.test.ts'];
 
 let stopPostgres = async () => {};
 let adminUrl = process.env.TEST_DATABASE_URL;
@@ -21,10 +23,14 @@ if (!adminUrl) {
 }
 
 const code = await new Promise<number>((resolve) => {
-  const child = spawn(process.execPath, ['--test', '--test-concurrency=2', '--test-timeout=300000', ...patterns], {
-    stdio: 'inherit',
-    env: { ...process.env, MCLOUD_TEST_ADMIN_URL: adminUrl },
-  });
+  const child = spawn(
+    process.execPath,
+    ['--test', '--test-concurrency=2', '--test-timeout=300000', ...patterns],
+    {
+      stdio: 'inherit',
+      env: { ...process.env, MCLOUD_TEST_ADMIN_URL: adminUrl },
+    },
+  );
   child.on('exit', (exitCode) => resolve(exitCode ?? 1));
 });
 await stopPostgres();

@@ -15,7 +15,11 @@ export interface BootstrapFile {
  * On the first start against an empty database: organization `default`, location `default` and an
  * owner API key, written to `<dataDir>/bootstrap.json` (owner-only) so the operator can log in.
  */
-export async function bootstrapIfEmpty(db: Database, dataDir: string, url: string): Promise<BootstrapFile | undefined> {
+export async function bootstrapIfEmpty(
+  db: Database,
+  dataDir: string,
+  url: string,
+): Promise<BootstrapFile | undefined> {
   const created = await withTransaction(db, async (client) => {
     // Serialises replicas starting together; only the first one sees an empty database.
     await client.query('LOCK TABLE organizations IN EXCLUSIVE MODE');
@@ -31,6 +35,8 @@ export async function bootstrapIfEmpty(db: Database, dataDir: string, url: strin
     api_key_id: created.apiKeyId,
     api_key: created.apiKey,
   };
-  await writeFile(path.join(dataDir, 'bootstrap.json'), `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
+  await writeFile(path.join(dataDir, 'bootstrap.json'), `${JSON.stringify(file, null, 2)}\n`, {
+    mode: 0o600,
+  });
   return file;
 }

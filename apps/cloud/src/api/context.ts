@@ -1,4 +1,4 @@
-import { type HandlerContext, createContextKey } from '@connectrpc/connect';
+import { createContextKey, type HandlerContext } from '@connectrpc/connect';
 import type { Principal } from '../domain/auth/principal.ts';
 import { unauthenticated } from '../domain/errors.ts';
 

@@ -51,7 +51,8 @@ export function createAuthInterceptor(authenticator: Authenticator): Interceptor
     if (publicProcedures.has(procedure)) return next(req);
     const header = req.header.get('authorization') ?? '';
     const match = /^Bearer\s+(\S+)$/i.exec(header);
-    if (!match?.[1]) throw unauthenticated('authentication required: send "authorization: Bearer <access token>"');
+    if (!match?.[1])
+      throw unauthenticated('authentication required: send "authorization: Bearer <access token>"');
     req.contextValues.set(principalKey, await authenticator.principalFromToken(match[1]));
     return next(req);
   };

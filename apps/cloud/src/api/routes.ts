@@ -18,8 +18,8 @@ import type { CloudDeps } from '../cloud-deps.ts';
 import { appServiceHandlers } from './app/app-service.ts';
 import { authServiceHandlers } from './auth/auth-service.ts';
 import { dataServiceHandlers } from './data/data-service.ts';
-import { datasetServiceHandlers } from './dataset/dataset-service.ts';
 import { dataSyncServiceHandlers } from './data-sync/data-sync-service.ts';
+import { datasetServiceHandlers } from './dataset/dataset-service.ts';
 
 /**
  * Every service of the published API is registered, so an RPC we do not implement answers

@@ -1,11 +1,11 @@
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../config/cloud-config.ts';
-import { createOrganizationWithOwnerKey } from '../domain/fleet/organization-setup.ts';
 import { isDomainError } from '../domain/errors.ts';
+import { createOrganizationWithOwnerKey } from '../domain/fleet/organization-setup.ts';
 import { withTransaction } from '../infra/postgres/database.ts';
 import { openDatabase } from '../infra/postgres/open-database.ts';
-import { readFile } from 'node:fs/promises';
 
 /**
  * `mcloud admin create-org`: a new organization with a location and an owner key, printed in the shape
@@ -17,7 +17,12 @@ export async function adminCreateOrgCommand(args: string[]): Promise<number> {
   try {
     values = parseArgs({
       args,
-      options: { name: { type: 'string' }, 'data-dir': { type: 'string' }, 'database-url': { type: 'string' }, json: { type: 'boolean' } },
+      options: {
+        name: { type: 'string' },
+        'data-dir': { type: 'string' },
+        'database-url': { type: 'string' },
+        json: { type: 'boolean' },
+      },
       strict: true,
     }).values;
   } catch (error) {
@@ -25,7 +30,8 @@ export async function adminCreateOrgCommand(args: string[]): Promise<number> {
   }
   if (!values.name?.trim()) throw new ConfigError('--name is required (the new organization name)');
   const dataDir = path.resolve(values['data-dir'] ?? process.env.MCLOUD_DATA_DIR ?? './mcloud-data');
-  const databaseUrl = values['database-url'] ?? process.env.DATABASE_URL ?? (await runningEmbeddedUrl(dataDir));
+  const databaseUrl =
+    values['database-url'] ?? process.env.DATABASE_URL ?? (await runningEmbeddedUrl(dataDir));
   const storage = await openDatabase({ databaseUrl, dataDir });
   try {
     const created = await withTransaction(storage.db, (client) =>
@@ -38,7 +44,13 @@ export async function adminCreateOrgCommand(args: string[]): Promise<number> {
       api_key_id: created.apiKeyId,
       api_key: created.apiKey,
     };
-    console.log(values.json ? JSON.stringify(output) : Object.entries(output).map(([k, v]) => `${k.padEnd(16)}${v}`).join('\n'));
+    console.log(
+      values.json
+        ? JSON.stringify(output)
+        : Object.entries(output)
+            .map(([k, v]) => `${k.padEnd(16)}${v}`)
+            .join('\n'),
+    );
     return 0;
   } catch (error) {
     if (isDomainError(error)) {

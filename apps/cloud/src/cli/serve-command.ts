@@ -10,7 +10,9 @@ export async function serveCommand(args: string[]): Promise<number> {
       error: (message, error) => console.error(message, error),
     },
   });
-  console.log(`mcloud listening on ${cloud.url} (data dir ${config.dataDir}, database ${config.databaseUrl ? 'external' : 'embedded'})`);
+  console.log(
+    `mcloud listening on ${cloud.url} (data dir ${config.dataDir}, database ${config.databaseUrl ? 'external' : 'embedded'})`,
+  );
   if (cloud.bootstrap) {
     console.log('first start: created organization "default", location "default" and an owner API key');
     console.log(`  organization_id ${cloud.bootstrap.organization_id}`);

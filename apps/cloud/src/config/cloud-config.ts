@@ -65,17 +65,22 @@ export function loadCloudConfig(args: string[], env: NodeJS.ProcessEnv = process
   const flags = parsed.values as Partial<Record<keyof typeof flagOptions, string>>;
   const configFile = flags['config-file'] ?? env[envNames['config-file']];
   const file = configFile ? readConfigFile(configFile) : {};
-  const pick = (name: keyof typeof flagOptions): string | undefined => flags[name] ?? env[envNames[name]] ?? file[name];
+  const pick = (name: keyof typeof flagOptions): string | undefined =>
+    flags[name] ?? env[envNames[name]] ?? file[name];
 
   const host = pick('host') ?? '127.0.0.1';
   const port = parsePort(pick('port') ?? '8080');
   const certFile = pick('tls-cert');
   const keyFile = pick('tls-key');
-  if (Boolean(certFile) !== Boolean(keyFile)) throw new ConfigError('--tls-cert and --tls-key must be given together');
+  if (Boolean(certFile) !== Boolean(keyFile))
+    throw new ConfigError('--tls-cert and --tls-key must be given together');
   const tls = certFile && keyFile ? { certFile, keyFile } : undefined;
   const dataDir = path.resolve(pick('data-dir') ?? './mcloud-data');
   const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
-  const publicUrl = (pick('public-url') ?? `${tls ? 'https' : 'http'}://${shownHost}:${port}`).replace(/\/$/, '');
+  const publicUrl = (pick('public-url') ?? `${tls ? 'https' : 'http'}://${shownHost}:${port}`).replace(
+    /\/$/,
+    '',
+  );
   return {
     dataDir,
     host,
@@ -99,7 +104,8 @@ function blobConfig(
   const bucket = pick('s3-bucket');
   if (!bucket) return { kind: 'fs', rootDir: path.join(dataDir, 'blobs') };
   const accessKeyId = env.MCLOUD_S3_ACCESS_KEY_ID ?? env.AWS_ACCESS_KEY_ID ?? file.s3AccessKeyId;
-  const secretAccessKey = env.MCLOUD_S3_SECRET_ACCESS_KEY ?? env.AWS_SECRET_ACCESS_KEY ?? file.s3SecretAccessKey;
+  const secretAccessKey =
+    env.MCLOUD_S3_SECRET_ACCESS_KEY ?? env.AWS_SECRET_ACCESS_KEY ?? file.s3SecretAccessKey;
   if (!accessKeyId || !secretAccessKey) {
     throw new ConfigError('S3 blobs need MCLOUD_S3_ACCESS_KEY_ID and MCLOUD_S3_SECRET_ACCESS_KEY');
   }

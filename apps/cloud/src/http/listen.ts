@@ -46,7 +46,10 @@ export async function listen(options: ListenOptions): Promise<Listener> {
     sessions = secure;
     front = secure;
   } else {
-    const h2c = http2.createServer({ settings: http2Settings, maxSessionMemory: http2MaxSessionMemoryMb }, options.handler);
+    const h2c = http2.createServer(
+      { settings: http2Settings, maxSessionMemory: http2MaxSessionMemoryMb },
+      options.handler,
+    );
     const h1 = http.createServer(options.handler);
     h1.keepAliveTimeout = 65_000;
     sessions = h2c;

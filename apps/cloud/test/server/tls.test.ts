@@ -50,7 +50,7 @@ after(async () => {
   await rm(certDir, { recursive: true, force: true });
 });
 
-function negotiate(alpn: string[]): Promise<string | false> {
+function negotiate(alpn: string[]): Promise<string | false | null> {
   return new Promise((resolve, reject) => {
     const socket = tls.connect(
       { host: '127.0.0.1', port: env.cloud.port, ALPNProtocols: alpn, rejectUnauthorized: false },

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { BootstrapFile } from '../../src/bootstrap.ts';
 import { type RunningCloud, startCloud } from '../../src/cloud-app.ts';
-import { loadCloudConfig, type CloudConfig } from '../../src/config/cloud-config.ts';
+import { type CloudConfig, loadCloudConfig } from '../../src/config/cloud-config.ts';
 import type { Clock } from '../../src/domain/shared/clock.ts';
 import { createTestDatabase } from './test-database.ts';
 

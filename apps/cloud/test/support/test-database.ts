@@ -9,7 +9,10 @@ export interface TestDatabase {
 /** A fresh, empty database on the suite's PostgreSQL server (see scripts/run-tests.ts). */
 export async function createTestDatabase(): Promise<TestDatabase> {
   const adminUrl = process.env.MCLOUD_TEST_ADMIN_URL ?? process.env.TEST_DATABASE_URL;
-  if (!adminUrl) throw new Error('run tests through `npm test` (scripts/run-tests.ts), which provides a PostgreSQL server');
+  if (!adminUrl)
+    throw new Error(
+      'run tests through `npm test` (scripts/run-tests.ts), which provides a PostgreSQL server',
+    );
   const name = `mcloud_test_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();

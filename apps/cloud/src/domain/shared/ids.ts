@@ -17,6 +17,8 @@ export function newLocationId(): string {
 
 /** ObjectId-like 24-hex IDs (datasets, binary files, bounding boxes): seconds since epoch + randomness. */
 export function newObjectId(nowMs = Date.now()): string {
-  const seconds = Math.floor(nowMs / 1000).toString(16).padStart(8, '0');
+  const seconds = Math.floor(nowMs / 1000)
+    .toString(16)
+    .padStart(8, '0');
   return seconds + randomBytes(8).toString('hex');
 }

@@ -14,7 +14,10 @@ export function createDatabase(url: string, maxConnections = 20): Database {
 }
 
 /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
-export async function withTransaction<T>(db: Database, work: (client: DatabaseClient) => Promise<T>): Promise<T> {
+export async function withTransaction<T>(
+  db: Database,
+  work: (client: DatabaseClient) => Promise<T>,
+): Promise<T> {
   const client = await db.connect();
   try {
     await client.query('BEGIN');

@@ -1,4 +1,4 @@
-import { type Database, createDatabase } from './database.ts';
+import { createDatabase, type Database } from './database.ts';
 import { startEmbeddedPostgres } from './embedded-postgres-server.ts';
 import { migrate } from './migrate.ts';
 
@@ -19,7 +19,11 @@ export async function openDatabase(options: {
 }): Promise<OpenedDatabase> {
   const embedded = options.databaseUrl
     ? undefined
-    : await startEmbeddedPostgres({ dataDir: options.dataDir, databaseName: 'mcloud', ...(options.onLog ? { onLog: options.onLog } : {}) });
+    : await startEmbeddedPostgres({
+        dataDir: options.dataDir,
+        databaseName: 'mcloud',
+        ...(options.onLog ? { onLog: options.onLog } : {}),
+      });
   const url = options.databaseUrl ?? (embedded?.url as string);
   const db = createDatabase(url);
   try {
