@@ -23,12 +23,23 @@ export type ErrorReporter = (error: unknown, procedure: string) => void;
 /** Maps domain errors to gRPC status once; anything unexpected is reported and answered as Internal. */
 export function createErrorInterceptor(report: ErrorReporter): Interceptor {
   return (next) => async (req) => {
+    const procedure = `${req.service.typeName}/${req.method.name}`;
     try {
-      return await next(req);
+      const res = await next(req);
+      // Server streams fail while they are being consumed, after `next` returned.
+      return res.stream ? { ...res, message: mapStreamErrors(res.message, procedure, report) } : res;
     } catch (error) {
-      throw toConnectError(error, `${req.service.typeName}/${req.method.name}`, report);
+      throw toConnectError(error, procedure, report);
     }
   };
+}
+
+async function* mapStreamErrors<T>(messages: AsyncIterable<T>, procedure: string, report: ErrorReporter) {
+  try {
+    yield* messages;
+  } catch (error) {
+    throw toConnectError(error, procedure, report);
+  }
 }
 
 export function toConnectError(error: unknown, procedure: string, report: ErrorReporter): ConnectError {
