@@ -459,6 +459,16 @@ for (const transport of sdkTransportKinds) {
       const [firstItem]: BinaryData[] = await data.binaryDataByIds([first], false);
       assert.deepEqual(firstItem?.metadata?.datasetIds, [datasetA]);
 
+      assert.deepEqual(
+        await data.tagsByFilter(new dataApi.Filter({ datasetId: datasetA })),
+        ['blue', 'image-tag'],
+        'tagsByFilter with a dataset filter',
+      );
+      assert.deepEqual(
+        await data.tagsByFilter(new dataApi.Filter({ partId: machine.partId, mimeType: ['image/jpeg'] })),
+        ['blue', 'image-tag'],
+        'tagsByFilter with a mime type filter',
+      );
       await data.removeBinaryDataFromDatasetByIds([second], datasetA);
       assert.deepEqual(await inDataset(datasetA), [first]);
 
