@@ -19,6 +19,13 @@ export function compileFilter(
 ): string[] | undefined {
   const organizationIds = effectiveOrganizations(scope, filter.organizationIds, 'filter.organization_ids');
   if (organizationIds.length === 0) return undefined;
+  // Decided before any parameter is added: callers share `params` across several compiles.
+  if (
+    target === 'capture-sources' &&
+    (filter.mimeTypes.length || filter.bboxLabels.length || filter.datasetId)
+  ) {
+    return undefined;
+  }
   const conditions = scopeConditions(scope, organizationIds, alias, params);
   const column = (name: string) => `${alias}.${name}`;
   if (filter.componentName)
@@ -59,10 +66,7 @@ export function compileFilter(
     case 'any':
       break;
   }
-  if (target === 'capture-sources') {
-    if (filter.mimeTypes.length || filter.bboxLabels.length || filter.datasetId) return undefined;
-    return conditions;
-  }
+  if (target === 'capture-sources') return conditions;
   if (filter.mimeTypes.length)
     conditions.push(`${column('mime_type')} = ANY(${params.add(filter.mimeTypes)}::text[])`);
   if (filter.datasetId)
