@@ -6,12 +6,22 @@ import type { CaptureTimes } from './upload-types.ts';
 const microsPerMs = 1000n;
 const maxFutureMs = 366 * 24 * 3600 * 1000;
 
-/** `1700000000123456n` → `2023-11-14T22:13:20.123456Z`. */
-export function microsToIso(micros: bigint): string {
-  const ms = micros / microsPerMs - (micros % microsPerMs < 0n ? 1n : 0n);
-  const sub = Number(micros - ms * microsPerMs);
-  const iso = new Date(Number(ms)).toISOString();
-  return `${iso.slice(0, -1)}${String(sub).padStart(3, '0')}Z`;
+let cachedSecond = Number.NaN;
+let cachedPrefix = '';
+
+/**
+ * `1700000000123456` → `2023-11-14T22:13:20.123456Z`. Hot path of tabular ingest: the
+ * `YYYY-MM-DDTHH:MM:SS` prefix of the last second formatted is reused.
+ */
+export function microsToIso(micros: bigint | number): string {
+  const value = Number(micros);
+  const second = Math.floor(value / 1_000_000);
+  if (second !== cachedSecond) {
+    cachedPrefix = new Date(second * 1000).toISOString().slice(0, 19);
+    cachedSecond = second;
+  }
+  const fraction = value - second * 1_000_000;
+  return `${cachedPrefix}.${String(fraction).padStart(6, '0')}Z`;
 }
 
 export function microsToMs(micros: bigint): number {
