@@ -1,0 +1,281 @@
+/**
+ * First-page latency of DataService.TabularDataByFilter over 1,000,000 readings.
+ *
+ *   node bench/tabular-first-page.ts [--readings 1000000] [--requests 200] [--warmup 30] [--server-nodelay]
+ *
+ * Loads readings with COPY through the same tables the ingest path writes (capture_sources rows made by
+ * the ingest code's findOrCreateCaptureSource, month partitions by its ensureReadingPartitions), spread
+ * over 8 sources and 6 months, VACUUM ANALYZE, then times sequential first-page requests (limit 50,
+ * default sort) end to end over gRPC. The cloud runs in this process so the SQL the handler runs can be
+ * captured (pg.Client.prototype.query is wrapped) and shown with EXPLAIN (ANALYZE, BUFFERS).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { parseArgs } from 'node:util';
+import type { MessageInitShape } from '@bufbuild/protobuf';
+import { timestampFromMs } from '@bufbuild/protobuf/wkt';
+import type { dataPb } from '@mcloud/protocol';
+import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import { startCloud } from '../apps/cloud/src/cloud-app.ts';
+import { loadCloudConfig } from '../apps/cloud/src/config/cloud-config.ts';
+import { findOrCreateCaptureSource } from '../apps/cloud/src/domain/data/ingest/capture-sources.ts';
+import {
+  ensureReadingPartitions,
+  monthIndexOf,
+} from '../apps/cloud/src/domain/data/ingest/reading-partitions.ts';
+import { authenticate, benchClients, createMachine, openPool } from './lib/clients.ts';
+import { applyServerExperiments } from './lib/experiments.ts';
+import { fmtInt, machineInfo, median, percentile, round, writeResult } from './lib/report.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    readings: { type: 'string', default: '1000000' },
+    requests: { type: 'string', default: '200' },
+    warmup: { type: 'string', default: '30' },
+    'server-nodelay': { type: 'boolean', default: false },
+    'server-window': { type: 'boolean', default: false },
+  },
+});
+const totalReadings = Number(args.readings);
+const requestCount = Number(args.requests);
+const warmupCount = Number(args.warmup);
+const experiments = [
+  ...(args['server-nodelay'] ? ['nodelay'] : []),
+  ...(args['server-window'] ? ['window'] : []),
+];
+const experimentSuffix = experiments.map((e) => `-server-${e}`).join('');
+const targetP50Ms = 5;
+const dayMs = 24 * 3600_000;
+
+// ---------------------------------------------------------------------------------------------------
+// SQL capture: every query any pg client runs while `capture` is set (the cloud shares this process).
+
+interface CapturedQuery {
+  text: string;
+  values: unknown[];
+  ms: number;
+}
+let capture: CapturedQuery[] | undefined;
+type QueryFn = (...args: unknown[]) => unknown;
+const originalQuery = pg.Client.prototype.query as unknown as QueryFn;
+(pg.Client.prototype as unknown as { query: QueryFn }).query = function (
+  this: pg.Client,
+  ...queryArgs: unknown[]
+) {
+  const sink = capture;
+  if (!sink) return originalQuery.apply(this, queryArgs);
+  const [first, second] = queryArgs as [string | { text?: string; values?: unknown[] }, unknown];
+  const text = typeof first === 'string' ? first : (first?.text ?? '');
+  const values =
+    (Array.isArray(second) ? second : typeof first === 'object' ? first?.values : undefined) ?? [];
+  const began = performance.now();
+  const record = () => sink.push({ text, values, ms: performance.now() - began });
+  const callbackAt = queryArgs.findIndex((a) => typeof a === 'function');
+  if (callbackAt >= 0) {
+    const callback = queryArgs[callbackAt] as (...cbArgs: unknown[]) => void;
+    queryArgs[callbackAt] = (...cbArgs: unknown[]) => {
+      record();
+      callback(...cbArgs);
+    };
+    return originalQuery.apply(this, queryArgs);
+  }
+  const result = originalQuery.apply(this, queryArgs);
+  if (result && typeof (result as Promise<unknown>).then === 'function') {
+    (result as Promise<unknown>).then(record, record);
+  }
+  return result;
+};
+
+// ---------------------------------------------------------------------------------------------------
+
+applyServerExperiments(experiments);
+const dataDir = await mkdtemp(path.join(tmpdir(), 'mcloud-bench-'));
+const cloud = await startCloud(loadCloudConfig(['--port', '0', '--data-dir', dataDir], {}));
+const bootstrap = cloud.bootstrap;
+if (!bootstrap) throw new Error('a fresh data directory must bootstrap');
+const pool = openPool((cloud.deps.db as pg.Pool).options.connectionString as string);
+
+try {
+  // --- Load -----------------------------------------------------------------------------------------
+  const loadBegan = performance.now();
+  const machines = [
+    await createMachine(pool, bootstrap, 'bench-rover-1'),
+    await createMachine(pool, bootstrap, 'bench-rover-2'),
+  ];
+  const sourceIds: string[] = [];
+  for (const machine of machines) {
+    for (let s = 1; s <= 4; s++) {
+      sourceIds.push(
+        await findOrCreateCaptureSource(pool, {
+          organizationId: bootstrap.organization_id,
+          locationId: bootstrap.location_id,
+          robotId: machine.robotId,
+          partId: machine.partId,
+          componentType: 'rdk:component:sensor',
+          componentName: `sensor-${s}`,
+          methodName: 'Readings',
+          methodParameters: {},
+          tags: [],
+        }),
+      );
+    }
+  }
+  const endMs = Date.now() - 60_000;
+  const startMs = endMs - 180 * dayMs;
+  const stepMs = (endMs - startMs) / totalReadings;
+  const months = new Set<number>();
+  for (let t = startMs; t <= endMs + dayMs; t += dayMs) months.add(monthIndexOf(t));
+  await ensureReadingPartitions(pool, months);
+
+  const syncedIso = new Date().toISOString();
+  function* copyChunks(): Generator<Buffer> {
+    let lines: string[] = [];
+    for (let n = 0; n < totalReadings; n++) {
+      const at = Math.floor(startMs + n * stepMs);
+      const phase = n / 1000;
+      const json = JSON.stringify({
+        readings: {
+          temperature: round(21 + 4 * Math.sin(phase), 3),
+          humidity: round(45 + 10 * Math.cos(phase / 3), 3),
+          pressure: round(1013.25 + Math.sin(phase / 7), 3),
+          co2_ppm: 400 + (n % 97),
+          battery_v: round(12.6 - (n % 1000) / 10_000, 4),
+          status: n % 500 === 0 ? 'warn' : 'ok',
+        },
+      });
+      const iso = new Date(at).toISOString();
+      const received = new Date(at + 3).toISOString();
+      lines.push(
+        `${bootstrap?.organization_id}\t${sourceIds[n % sourceIds.length]}\t${iso}\t${iso}\t${received}\t${syncedIso}\t${Buffer.byteLength(json)}\t${json}\n`,
+      );
+      if (lines.length === 5000) {
+        yield Buffer.from(lines.join(''));
+        lines = [];
+      }
+    }
+    if (lines.length) yield Buffer.from(lines.join(''));
+  }
+  const client = await pool.connect();
+  try {
+    await pipeline(
+      Readable.from(copyChunks()),
+      client.query(
+        copyFrom(
+          'COPY readings (organization_id, source_id, captured_at, time_requested, time_received, synced_at, size_bytes, data) FROM STDIN',
+        ),
+      ),
+    );
+  } finally {
+    client.release();
+  }
+  await pool.query('VACUUM (ANALYZE) readings');
+  await pool.query('ANALYZE capture_sources');
+  const loaded = (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM readings')).rows[0]?.n;
+  const partitions = (
+    await pool.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM pg_inherits WHERE inhparent = 'readings'::regclass",
+    )
+  ).rows[0]?.n;
+  console.log(
+    `loaded ${fmtInt(loaded ?? 0)} readings over ${sourceIds.length} sources and ${partitions} month partitions in ${((performance.now() - loadBegan) / 1000).toFixed(1)}s (COPY + VACUUM ANALYZE)`,
+  );
+
+  // --- Measure --------------------------------------------------------------------------------------
+  const token = await authenticate(cloud.url, bootstrap);
+  const { data } = benchClients(cloud.url, token);
+  const weekStart = startMs + 90 * dayMs;
+  const interval = { start: timestampFromMs(weekStart), end: timestampFromMs(weekStart + 7 * dayMs) };
+  type FilterInit = MessageInitShape<typeof dataPb.FilterSchema>;
+  const variants: { name: string; filter: FilterInit }[] = [
+    { name: 'no filter', filter: {} },
+    { name: 'component_name', filter: { componentName: 'sensor-2' } },
+    { name: 'interval (1 week)', filter: { interval } },
+    { name: 'component_name + interval', filter: { componentName: 'sensor-2', interval } },
+  ];
+
+  const variantResults = [];
+  for (const variant of variants) {
+    const request = { dataRequest: { filter: variant.filter, limit: 50n } };
+    for (let i = 0; i < warmupCount; i++) await data.tabularDataByFilter(request);
+    const latencies: number[] = [];
+    const sqlMs: number[] = [];
+    for (let i = 0; i < requestCount; i++) {
+      capture = [];
+      const began = performance.now();
+      const response = await data.tabularDataByFilter(request);
+      latencies.push(performance.now() - began);
+      sqlMs.push(capture.reduce((sum, q) => sum + q.ms, 0));
+      capture = undefined;
+      if (response.data.length !== 50)
+        throw new Error(`${variant.name}: expected 50 rows, got ${response.data.length}`);
+    }
+    // One more request to capture its SQL, then EXPLAIN ANALYZE each statement with the same parameters.
+    capture = [];
+    await data.tabularDataByFilter(request);
+    const queries = capture.filter((q) => /^\s*(WITH|SELECT)/i.test(q.text));
+    capture = undefined;
+    const plans: { sql: string; params: unknown[]; plan: string[] }[] = [];
+    for (const query of queries) {
+      const explained = await pool.query<{ 'QUERY PLAN': string }>(
+        `EXPLAIN (ANALYZE, BUFFERS) ${query.text}`,
+        query.values,
+      );
+      plans.push({
+        sql: query.text.replace(/\s+/g, ' ').trim(),
+        params: query.values.map((v) => (Buffer.isBuffer(v) ? `\\x${v.toString('hex')}` : v)),
+        plan: explained.rows.map((row) => row['QUERY PLAN']),
+      });
+    }
+    const result = {
+      name: variant.name,
+      requests: requestCount,
+      p50Ms: round(percentile(latencies, 50), 2),
+      p95Ms: round(percentile(latencies, 95), 2),
+      p99Ms: round(percentile(latencies, 99), 2),
+      meanMs: round(latencies.reduce((a, b) => a + b, 0) / latencies.length, 2),
+      sqlP50Ms: round(median(sqlMs), 2),
+      statementsPerRequest: queries.length,
+      plans,
+    };
+    variantResults.push(result);
+    console.log(
+      `\n${variant.name}: p50 ${result.p50Ms} ms, p95 ${result.p95Ms} ms, p99 ${result.p99Ms} ms (SQL round trips p50 ${result.sqlP50Ms} ms over ${queries.length} statements)`,
+    );
+    for (const plan of plans) {
+      console.log(`  SQL: ${plan.sql.slice(0, 400)}${plan.sql.length > 400 ? '…' : ''}`);
+      console.log(`  params: ${JSON.stringify(plan.params)}`);
+      for (const line of plan.plan) console.log(`    ${line}`);
+    }
+  }
+
+  console.log('\nsummary (limit 50, default sort, sequential requests over gRPC/h2c):');
+  for (const v of variantResults) console.log(`  ${v.name.padEnd(28)} p50 ${v.p50Ms} ms  p95 ${v.p95Ms} ms`);
+  writeResult({
+    name: `tabular-first-page${experimentSuffix}`,
+    machine: machineInfo(),
+    parameters: {
+      readings: loaded,
+      sources: sourceIds.length,
+      partitions,
+      requestsPerVariant: requestCount,
+      warmupPerVariant: warmupCount,
+      limit: 50,
+      serverExperiments: experiments,
+    },
+    figures: variantResults.map((v) => ({
+      metric: `TabularDataByFilter first page (50), ${v.name}: p50 / p95`,
+      value: `${v.p50Ms} ms / ${v.p95Ms} ms`,
+      target: `p50 ≤ ${targetP50Ms} ms`,
+      met: v.p50Ms <= targetP50Ms,
+    })),
+    variants: variantResults,
+  });
+} finally {
+  await pool.end();
+  await cloud.stop();
+  await rm(dataDir, { recursive: true, force: true });
+}
