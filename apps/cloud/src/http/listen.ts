@@ -26,6 +26,7 @@ const http2Preface = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
 const http2Settings = { maxConcurrentStreams: 1000, initialWindowSize: 4 * 1024 * 1024 };
 // Room for several 32 MiB messages in flight per connection (the default 10 MB resets big streams).
 const http2MaxSessionMemoryMb = 256;
+const connectionWindowBytes = 8 * 1024 * 1024;
 
 /**
  * One port for every client. Cleartext: a sniffer reads the first bytes and hands the socket to the
@@ -56,6 +57,8 @@ export async function listen(options: ListenOptions): Promise<Listener> {
     http1 = h1;
     front = net.createServer((socket) => routeBySniffing(socket, h2c, h1));
   }
+  // The connection-level window stays at 64 KiB unless raised, stalling uploads on every chunk.
+  sessions.on('session', (session: http2.Http2Session) => session.setLocalWindowSize(connectionWindowBytes));
   front.on('connection', (socket: net.Socket) => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
