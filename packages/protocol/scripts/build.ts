@@ -19,19 +19,22 @@ const bufBin = join(packageRoot('@bufbuild/buf', packageDir), 'bin', 'buf');
 const pluginBinDir = join(packageRoot('@bufbuild/protoc-gen-es', packageDir), 'bin');
 
 await rm(genDir, { recursive: true, force: true });
-const buf = spawnSync(process.execPath, [bufBin, 'generate', 'proto', '--template', 'buf.gen.yaml'], {
-  cwd: packageDir,
-  stdio: ['ignore', 'inherit', 'inherit'],
-  // protoc-gen-es is a `#!/usr/bin/env node` script: found on PATH, run by this Node.
-  env: {
-    ...process.env,
-    PATH: [dirname(process.execPath), pluginBinDir, process.env.PATH].join(delimiter),
-  },
-});
-if (buf.error) throw buf.error;
-if (buf.status !== 0) {
-  console.error(`@mcloud/protocol: buf generate failed (exit ${buf.status})`);
-  process.exit(1);
+// proto/: extracted from the SDK; proto-own/: Machine Cloud's own services (committed sources).
+for (const input of ['proto', 'proto-own']) {
+  const buf = spawnSync(process.execPath, [bufBin, 'generate', input, '--template', 'buf.gen.yaml'], {
+    cwd: packageDir,
+    stdio: ['ignore', 'inherit', 'inherit'],
+    // protoc-gen-es is a `#!/usr/bin/env node` script: found on PATH, run by this Node.
+    env: {
+      ...process.env,
+      PATH: [dirname(process.execPath), pluginBinDir, process.env.PATH].join(delimiter),
+    },
+  });
+  if (buf.error) throw buf.error;
+  if (buf.status !== 0) {
+    console.error(`@mcloud/protocol: buf generate ${input} failed (exit ${buf.status})`);
+    process.exit(1);
+  }
 }
 
 const seconds = ((performance.now() - started) / 1000).toFixed(1);

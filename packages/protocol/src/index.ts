@@ -17,6 +17,12 @@ export * as endUserPb from '../gen/app/v1/end_user_pb.js';
 /** viam.app.v1.RobotService (the cloud side of a machine: config, logs, certificates). */
 export * as robotPb from '../gen/app/v1/robot_pb.js';
 export * as commonPb from '../gen/common/v1/common_pb.js';
+/**
+ * mcloud.machine.v1.MachineConnectionService: Machine Cloud's own live stream between a connected
+ * machine-server and the cloud (heartbeats, "config changed", "restart requested"); semantics in
+ * proto-own/mcloud/machine/v1/machine_connection.proto.
+ */
+export * as machineConnectionPb from '../gen/mcloud/machine/v1/machine_connection_pb.js';
 export * as authPb from '../gen/proto/rpc/v1/auth_pb.js';
 export * as signalingPb from '../gen/proto/rpc/webrtc/v1/signaling_pb.js';
 export * as provisioningPb from '../gen/provisioning/v1/provisioning_pb.js';

@@ -226,6 +226,7 @@ test('the package exports the namespaces other packages code against', () => {
     datasetPb: 'app/dataset/v1/dataset.proto',
     dataSyncPb: 'app/datasync/v1/data_sync.proto',
     endUserPb: 'app/v1/end_user.proto',
+    machineConnectionPb: 'mcloud/machine/v1/machine_connection.proto',
     mlTrainingPb: 'app/mltraining/v1/ml_training.proto',
     packagesPb: 'app/packages/v1/packages.proto',
     provisioningPb: 'provisioning/v1/provisioning.proto',
