@@ -4,7 +4,7 @@ import net from 'node:net';
 /**
  * EXPERIMENT, off by default (`--server-nodelay`): makes the cloud's listening socket accept connections
  * with TCP_NODELAY by wrapping `net.createServer` before the cloud starts. The cloud's h2c front door
- * (apps/cloud/src/http/listen.ts) creates its server without `noDelay`, so a response written as several
+ * (packages/rpc-server/src/listen.ts) creates its server without `noDelay`, so a response written as several
  * small frames waits on Nagle's algorithm + the peer's delayed ACK (~40 ms). Figures measured with this
  * flag show what the one-line fix in listen.ts would give; the headline figures are measured without it.
  */

@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
+import { applyCors, listen } from '@mcloud/rpc-server';
 import { createAuthInterceptor, createErrorInterceptor } from './api/interceptors.ts';
 import { registerRoutes } from './api/routes.ts';
 import { type BootstrapFile, bootstrapIfEmpty } from './bootstrap.ts';
@@ -7,9 +8,7 @@ import type { CloudDeps } from './cloud-deps.ts';
 import type { CloudConfig } from './config/cloud-config.ts';
 import { createAuthenticator } from './domain/auth/authenticator.ts';
 import { type Clock, systemClock } from './domain/shared/clock.ts';
-import { applyCors } from './http/cors.ts';
 import { handleHttpRoutes } from './http/http-routes.ts';
-import { listen } from './http/listen.ts';
 import { createBlobStore } from './infra/blobs/index.ts';
 import { openDatabase } from './infra/postgres/open-database.ts';
 
