@@ -1,9 +1,9 @@
 /**
- * Build of @mcloud/protocol: extract `.proto` from the pinned SDK into proto/, then
+ * Build of @mcloud/protocol: extract `.proto` from the pinned SDK into proto/, add proto-extra/, then
  * `buf generate` protobuf-es v2 code (js + d.ts) into gen/. Runs on every `npm ci`.
  */
 import { spawnSync } from 'node:child_process';
-import { rm } from 'node:fs/promises';
+import { cp, rm } from 'node:fs/promises';
 import { delimiter, dirname, join } from 'node:path';
 import { packageRoot } from './extract/package-root.ts';
 import { extractProtos } from './extract-protos.ts';
@@ -14,6 +14,9 @@ const genDir = join(packageDir, 'gen');
 const started = performance.now();
 
 const extracted = await extractProtos(protoDir);
+// proto-extra/: published Viam protos the SDK does not ship (viam.module.v1), committed sources that
+// import extracted files, so they are generated together with them under their upstream paths.
+await cp(join(packageDir, 'proto-extra'), protoDir, { recursive: true });
 
 const bufBin = join(packageRoot('@bufbuild/buf', packageDir), 'bin', 'buf');
 const pluginBinDir = join(packageRoot('@bufbuild/protoc-gen-es', packageDir), 'bin');

@@ -226,11 +226,15 @@ test('the package exports the namespaces other packages code against', () => {
     datasetPb: 'app/dataset/v1/dataset.proto',
     dataSyncPb: 'app/datasync/v1/data_sync.proto',
     endUserPb: 'app/v1/end_user.proto',
+    genericPb: 'component/generic/v1/generic.proto',
+    machineRobotPb: 'robot/v1/robot.proto',
     machineConnectionPb: 'mcloud/machine/v1/machine_connection.proto',
     mlTrainingPb: 'app/mltraining/v1/ml_training.proto',
+    modulePb: 'module/v1/module.proto',
     packagesPb: 'app/packages/v1/packages.proto',
     provisioningPb: 'provisioning/v1/provisioning.proto',
     robotPb: 'app/v1/robot.proto',
+    sensorPb: 'component/sensor/v1/sensor.proto',
     signalingPb: 'proto/rpc/webrtc/v1/signaling.proto',
   };
   const actual: Record<string, string> = {};
