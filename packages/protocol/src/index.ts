@@ -17,18 +17,18 @@ export * as endUserPb from '../gen/app/v1/end_user_pb.js';
 /** viam.app.v1.RobotService (the cloud side of a machine: config, logs, certificates). */
 export * as robotPb from '../gen/app/v1/robot_pb.js';
 export * as commonPb from '../gen/common/v1/common_pb.js';
+export * as genericPb from '../gen/component/generic/v1/generic_pb.js';
+export * as sensorPb from '../gen/component/sensor/v1/sensor_pb.js';
 /**
  * mcloud.machine.v1.MachineConnectionService: Machine Cloud's own live stream between a connected
  * machine-server and the cloud (heartbeats, "config changed", "restart requested"); semantics in
  * proto-own/mcloud/machine/v1/machine_connection.proto.
  */
 export * as machineConnectionPb from '../gen/mcloud/machine/v1/machine_connection_pb.js';
+/** viam.module.v1.ModuleService: parent ⇄ module protocol (proto-extra/module/v1/module.proto). */
+export * as modulePb from '../gen/module/v1/module_pb.js';
 export * as authPb from '../gen/proto/rpc/v1/auth_pb.js';
 export * as signalingPb from '../gen/proto/rpc/webrtc/v1/signaling_pb.js';
 export * as provisioningPb from '../gen/provisioning/v1/provisioning_pb.js';
 /** viam.robot.v1.RobotService: the machine API (served by a machine-server, also to its modules). */
 export * as machineRobotPb from '../gen/robot/v1/robot_pb.js';
-/** viam.module.v1.ModuleService: parent ⇄ module protocol (proto-extra/module/v1/module.proto). */
-export * as modulePb from '../gen/module/v1/module_pb.js';
-export * as sensorPb from '../gen/component/sensor/v1/sensor_pb.js';
-export * as genericPb from '../gen/component/generic/v1/generic_pb.js';
