@@ -13,6 +13,7 @@ const codeOf: Record<ErrorCode, Code> = {
   Aborted: Code.Aborted,
   OutOfRange: Code.OutOfRange,
   ResourceExhausted: Code.ResourceExhausted,
+  DeadlineExceeded: Code.DeadlineExceeded,
   Unimplemented: Code.Unimplemented,
   Unavailable: Code.Unavailable,
   Internal: Code.Internal,

@@ -12,6 +12,7 @@ export type ErrorCode =
   | 'Aborted'
   | 'OutOfRange'
   | 'ResourceExhausted'
+  | 'DeadlineExceeded'
   | 'Unimplemented'
   | 'Unavailable'
   | 'Internal';

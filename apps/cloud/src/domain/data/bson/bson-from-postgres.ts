@@ -1,0 +1,156 @@
+import { Binary, type Document, Double, Long, ObjectId } from 'bson';
+import pg from 'pg';
+import { bsonFromJson } from './bson-from-json.ts';
+
+/**
+ * PostgreSQL result values → BSON values the TS SDK can decode (wire-protocol §3.5: double, string,
+ * document, array, binary, ObjectId, bool, datetime, null, int32, int64 — never Decimal128 or Timestamp).
+ * Values arrive as PostgreSQL's text output (query with `rawTextTypes`) and are converted by column type:
+ *
+ * | PostgreSQL | BSON |
+ * |---|---|
+ * | boolean | bool |
+ * | smallint, integer | int32 |
+ * | bigint | int32 when it fits, else int64 |
+ * | real, double precision, numeric | double (numeric: nearest double) |
+ * | timestamptz, timestamp (read as UTC), date | datetime (millisecond precision) |
+ * | json, jsonb | see `bsonFromJson` (documents, arrays, int32/int64/double, `{"$date"}`, `{"$oid"}`) |
+ * | bytea | binary subtype 0 |
+ * | arrays of the above | array |
+ * | text, uuid, interval, anything else | string (PostgreSQL's text form) |
+ *
+ * A top-level column named `_id` holding 24 hex digits becomes an ObjectId (the `_id` of §3.2).
+ */
+
+/** Query option that makes `pg` hand every value over as PostgreSQL's text form. */
+export const rawTextTypes = { getTypeParser: () => (text: string) => text };
+
+export interface ResultField {
+  name: string;
+  dataTypeID: number;
+}
+
+type Converter = (text: string) => unknown;
+
+const typeParser = pg.types.getTypeParser as (oid: number) => (text: string) => unknown;
+/** text[]'s parser splits any one-dimensional or nested PostgreSQL array literal into strings and nulls. */
+const parseTextArray = typeParser(1009);
+const parseBytea = typeParser(17) as (text: string) => Buffer;
+
+const scalarConverters: Record<number, Converter> = {
+  16: (text) => text === 't',
+  20: (text) => {
+    const value = BigInt(text);
+    return value >= -2_147_483_648n && value <= 2_147_483_647n ? Number(value) : Long.fromBigInt(value);
+  },
+  21: Number,
+  23: Number,
+  700: (text) => new Double(Number(text)),
+  701: (text) => new Double(Number(text)),
+  1700: (text) => new Double(Number(text)),
+  1184: (text) => dateOrText(text, parsePostgresTimestamp(text)),
+  1114: (text) => dateOrText(text, parsePostgresTimestamp(`${text}+00`)),
+  1082: (text) => dateOrText(text, Date.parse(`${text}T00:00:00Z`)),
+  114: (text) => bsonFromJson(JSON.parse(text)),
+  3802: (text) => bsonFromJson(JSON.parse(text)),
+  17: (text) => new Binary(parseBytea(text)),
+};
+
+/** Array type OID → element type OID. */
+const arrayElements: Record<number, number> = {
+  1000: 16,
+  1001: 17,
+  1005: 21,
+  1007: 23,
+  1016: 20,
+  1021: 700,
+  1022: 701,
+  1231: 1700,
+  1182: 1082,
+  1115: 1114,
+  1185: 1184,
+  199: 114,
+  3807: 3802,
+};
+
+const identity: Converter = (text) => text;
+
+/** The converter for one column type (resolve once per result, apply per row). */
+export function bsonConverterFor(dataTypeID: number): Converter {
+  const scalar = scalarConverters[dataTypeID];
+  if (scalar) return scalar;
+  const element = arrayElements[dataTypeID];
+  if (element !== undefined) {
+    const convertElement = scalarConverters[element] ?? identity;
+    return (text) => mapNested(parseTextArray(text), convertElement);
+  }
+  // Text-like arrays (text[], varchar[], uuid[], …) parse with the generic array parser; other arrays and
+  // every remaining type keep PostgreSQL's text form.
+  if (textArrayTypes.has(dataTypeID)) return (text) => mapNested(parseTextArray(text), identity);
+  return identity;
+}
+
+const textArrayTypes = new Set([1009, 1015, 1014, 2951, 1003, 1187]);
+
+function mapNested(value: unknown, convert: Converter): unknown {
+  if (Array.isArray(value)) return value.map((item) => mapNested(item, convert));
+  return value === null ? null : convert(value as string);
+}
+
+/** Row converter for a whole result: column names (duplicates get `_2`, `_3`, …) and per-type converters. */
+export function createRowConverter(fields: readonly ResultField[]): (row: readonly unknown[]) => Document {
+  const seen = new Map<string, number>();
+  const columns = fields.map((field) => {
+    const count = (seen.get(field.name) ?? 0) + 1;
+    seen.set(field.name, count);
+    const name = count === 1 ? field.name : `${field.name}_${count}`;
+    const convert = bsonConverterFor(field.dataTypeID);
+    const isObjectId = name === '_id' && field.dataTypeID === 25;
+    return { name, convert, isObjectId };
+  });
+  return (row) => {
+    const document: Document = {};
+    for (let i = 0; i < columns.length; i++) {
+      const column = columns[i] as (typeof columns)[number];
+      const text = row[i];
+      if (text === null || text === undefined) {
+        document[column.name] = null;
+      } else if (column.isObjectId && /^[0-9a-f]{24}$/.test(text as string)) {
+        document[column.name] = new ObjectId(text as string);
+      } else {
+        document[column.name] = column.convert(text as string);
+      }
+    }
+    return document;
+  };
+}
+
+/** Converter for results whose single column is a json/jsonb document (e.g. compiled MQL). */
+export function createJsonDocumentConverter(): (row: readonly unknown[]) => Document {
+  return (row) => {
+    const text = row[0];
+    if (text === null || text === undefined) return {};
+    const value = bsonFromJson(JSON.parse(text as string));
+    return value !== null && typeof value === 'object' && !Array.isArray(value) && !(value instanceof Date)
+      ? (value as Document)
+      : { value };
+  };
+}
+
+/** `2024-01-02 03:04:05.123456+00` (also `+05:30`, BC dates fail) → epoch ms, NaN when unparsable. */
+function parsePostgresTimestamp(text: string): number {
+  const match =
+    /^(\d{4,})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(\.\d+)?([+-]\d\d)(?::?(\d\d))?(?::?(\d\d))?$/.exec(text);
+  if (!match) return Number.NaN;
+  const [, y, mo, d, h, mi, s, fraction, offsetHours, offsetMinutes, offsetSeconds] = match;
+  const ms = fraction ? Math.floor(Number(`0${fraction}`) * 1000) : 0;
+  const utc = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s), ms);
+  const sign = (offsetHours as string).startsWith('-') ? -1 : 1;
+  const offsetSec =
+    Math.abs(Number(offsetHours)) * 3600 + Number(offsetMinutes ?? 0) * 60 + Number(offsetSeconds ?? 0);
+  return utc - sign * offsetSec * 1000;
+}
+
+function dateOrText(text: string, ms: number): Date | string {
+  return Number.isNaN(ms) ? text : new Date(ms);
+}

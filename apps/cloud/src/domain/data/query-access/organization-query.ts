@@ -1,0 +1,190 @@
+import { type Document, serialize } from 'bson';
+import type pg from 'pg';
+import type { Database, DatabaseClient } from '../../../infra/postgres/database.ts';
+import { DomainError } from '../../errors.ts';
+import type { Clock } from '../../shared/clock.ts';
+import { isUuid } from '../../validate.ts';
+import {
+  createJsonDocumentConverter,
+  createRowConverter,
+  type ResultField,
+  rawTextTypes,
+} from '../bson/bson-from-postgres.ts';
+import { queryErrorFromPostgres } from './query-errors.ts';
+
+/**
+ * Runs one SELECT over the documents of ONE organization and returns each result row as a serialized
+ * BSON document (TabularDataBySQL, TabularDataByMQL). Isolation is the database's job (migration
+ * 0006_query_access.sql): inside a READ ONLY transaction the server sets the signed organization token,
+ * `SET LOCAL ROLE mcloud_query` (no privilege except `sensordata.*`), `search_path = sensordata,
+ * pg_catalog` (so `readings` is the organization's view), `TimeZone = UTC` and a statement timeout; the
+ * statement then runs through a cursor in the extended protocol (a second statement is refused by
+ * PostgreSQL itself) and is fetched in batches so the row and byte caps stop it early.
+ *
+ * The caller still validates user SQL first (parser allow-list: one SELECT, allowed functions); this
+ * function is the second, independent line.
+ *
+ * Errors (DomainError): time budget → DeadlineExceeded naming the limit; rows/bytes over the cap →
+ * ResourceExhausted naming the limit; a mistake in the statement (unknown column, bad cast, division by
+ * zero) → InvalidArgument with PostgreSQL's message and position in `sql` (1-based characters, mapped
+ * through `mapPosition` when the caller rewrote the user's text); a refused privilege → PermissionDenied;
+ * `signal` aborted → Aborted (the backend's statement is cancelled).
+ */
+
+export interface QueryLimits {
+  /** Budget for the whole query (each statement and the total). */
+  timeoutMs: number;
+  /** Maximum number of result documents. */
+  maxRows: number;
+  /** Maximum total size of the serialized BSON documents. */
+  maxBytes: number;
+}
+
+export const defaultQueryLimits: QueryLimits = {
+  timeoutMs: 30_000,
+  maxRows: 100_000,
+  maxBytes: 16 * 1024 * 1024,
+};
+
+export interface OrganizationQuery {
+  organizationId: string;
+  /** One SELECT (may reference `readings`; other relations of schema `sensordata` as they are added). */
+  sql: string;
+  params?: readonly unknown[];
+  limits: QueryLimits;
+  /**
+   * `columns` (default): one document per row keyed by column name. `json-document`: the statement returns
+   * a single json/jsonb column whose value is the document (see bson/bson-from-json.ts for `$date`/`$oid`).
+   */
+  rowShape?: 'columns' | 'json-document';
+  /** Maps a 1-based character position in `sql` to the position the user should see. */
+  mapPosition?: (position: number) => number;
+}
+
+export interface OrganizationQueryResult {
+  documents: Uint8Array[];
+  totalBytes: number;
+}
+
+const cursorName = 'mcloud_user_query';
+const cursorPrefix = `DECLARE ${cursorName} NO SCROLL CURSOR FOR `;
+const fetchBatchRows = 2_000;
+
+export interface OrganizationQueryDeps {
+  db: Database;
+  clock: Clock;
+}
+
+export async function runOrganizationQuery(
+  deps: OrganizationQueryDeps,
+  query: OrganizationQuery,
+  signal: AbortSignal,
+): Promise<OrganizationQueryResult> {
+  if (!isUuid(query.organizationId)) {
+    throw new DomainError('InvalidArgument', `organization_id: must be a UUID (got ${query.organizationId})`);
+  }
+  signal.throwIfAborted();
+  const { limits } = query;
+  const startedMs = deps.clock.nowMs();
+  const client = await deps.db.connect();
+  let cancelled = false;
+  const onAbort = () => {
+    cancelled = true;
+    // The statement is cancelled from another connection; the error then ends the query below.
+    deps.db.query('SELECT pg_cancel_backend($1)', [processIdOf(client)]).catch(() => {});
+  };
+  signal.addEventListener('abort', onAbort, { once: true });
+  let broken = false;
+  try {
+    await client.query(sessionSetup(query.organizationId.toLowerCase(), limits.timeoutMs));
+    try {
+      await client.query({
+        text: cursorPrefix + query.sql,
+        values: (query.params ?? []) as unknown[],
+        queryMode: 'extended',
+      } as pg.QueryConfig);
+      return await fetchAll(deps.clock, client, query, startedMs);
+    } catch (error) {
+      if (cancelled) throw new DomainError('Aborted', 'query cancelled by the caller', { cause: error });
+      throw queryErrorFromPostgres(error, {
+        timeoutMs: limits.timeoutMs,
+        positionOffset: cursorPrefix.length,
+        sql: query.sql,
+        mapPosition: query.mapPosition,
+      });
+    }
+  } catch (error) {
+    broken = !(error instanceof DomainError);
+    throw error;
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+    await client.query('ROLLBACK').catch(() => {
+      broken = true;
+    });
+    client.release(broken);
+  }
+}
+
+/** One round trip: read-only transaction, organization token, limits, then the unprivileged role. */
+function sessionSetup(organizationId: string, timeoutMs: number): string {
+  const timeout = Math.max(1, Math.floor(timeoutMs));
+  // organizationId is a validated UUID, so it can be inlined.
+  return [
+    'BEGIN TRANSACTION READ ONLY',
+    `SELECT set_config('mcloud.query_token', mcloud_private.organization_token('${organizationId}'), true)`,
+    `SET LOCAL statement_timeout = ${timeout}`,
+    `SET LOCAL idle_in_transaction_session_timeout = ${timeout + 5_000}`,
+    `SET LOCAL search_path = sensordata, pg_catalog`,
+    `SET LOCAL TimeZone = 'UTC'`,
+    'SET LOCAL cursor_tuple_fraction = 1',
+    'SET LOCAL ROLE mcloud_query',
+  ].join('; ');
+}
+
+async function fetchAll(
+  clock: Clock,
+  client: DatabaseClient,
+  query: OrganizationQuery,
+  startedMs: number,
+): Promise<OrganizationQueryResult> {
+  const { limits } = query;
+  const documents: Uint8Array[] = [];
+  let totalBytes = 0;
+  let toDocument: ((row: readonly unknown[]) => Document) | undefined;
+  for (;;) {
+    const result = await client.query({
+      text: `FETCH FORWARD ${fetchBatchRows} FROM ${cursorName}`,
+      rowMode: 'array',
+      types: rawTextTypes,
+    });
+    toDocument ??=
+      query.rowShape === 'json-document'
+        ? createJsonDocumentConverter()
+        : createRowConverter(result.fields as ResultField[]);
+    for (const row of result.rows as unknown[][]) {
+      if (documents.length >= limits.maxRows) {
+        throw new DomainError(
+          'ResourceExhausted',
+          `query result exceeds the limit of ${limits.maxRows} rows; add a LIMIT or a narrower filter`,
+        );
+      }
+      const bytes = serialize(toDocument(row));
+      totalBytes += bytes.length;
+      if (totalBytes > limits.maxBytes) {
+        throw new DomainError(
+          'ResourceExhausted',
+          `query result exceeds the limit of ${limits.maxBytes} bytes; select fewer columns or rows`,
+        );
+      }
+      documents.push(bytes);
+    }
+    if (clock.nowMs() - startedMs > limits.timeoutMs) {
+      throw new DomainError('DeadlineExceeded', `query exceeded the time limit of ${limits.timeoutMs} ms`);
+    }
+    if (result.rows.length < fetchBatchRows) return { documents, totalBytes };
+  }
+}
+
+function processIdOf(client: DatabaseClient): number {
+  return (client as unknown as { processID: number }).processID;
+}
