@@ -18,6 +18,13 @@ export interface CloudConfig {
   shutdownTimeoutMs: number;
   /** Silence after which a part counts as offline. */
   partOfflineAfterMs: number;
+  /** Budget of one user SQL/MQL query: time, result rows, result bytes. */
+  queryLimits: { timeoutMs: number; maxRows: number; maxBytes: number };
+  /** Host and port BI tools use to reach PostgreSQL (GetDatabaseConnection); default: the database's own. */
+  databasePublicHost: string | undefined;
+  databasePublicPort: number | undefined;
+  /** Address the embedded PostgreSQL listens on (loopback by default; `0.0.0.0` lets BI tools in). */
+  databaseListenHost: string;
 }
 
 const flagOptions = {
@@ -32,6 +39,12 @@ const flagOptions = {
   's3-endpoint': { type: 'string' },
   's3-bucket': { type: 'string' },
   's3-region': { type: 'string' },
+  'query-timeout-ms': { type: 'string' },
+  'query-max-rows': { type: 'string' },
+  'query-max-bytes': { type: 'string' },
+  'database-public-host': { type: 'string' },
+  'database-public-port': { type: 'string' },
+  'database-listen-host': { type: 'string' },
 } as const;
 
 type FileConfig = Partial<Record<keyof typeof flagOptions, string>> & {
@@ -51,6 +64,12 @@ const envNames: Record<keyof typeof flagOptions, string> = {
   's3-endpoint': 'MCLOUD_S3_ENDPOINT',
   's3-bucket': 'MCLOUD_S3_BUCKET',
   's3-region': 'MCLOUD_S3_REGION',
+  'query-timeout-ms': 'MCLOUD_QUERY_TIMEOUT_MS',
+  'query-max-rows': 'MCLOUD_QUERY_MAX_ROWS',
+  'query-max-bytes': 'MCLOUD_QUERY_MAX_BYTES',
+  'database-public-host': 'MCLOUD_DATABASE_PUBLIC_HOST',
+  'database-public-port': 'MCLOUD_DATABASE_PUBLIC_PORT',
+  'database-listen-host': 'MCLOUD_DATABASE_LISTEN_HOST',
 };
 
 export class ConfigError extends Error {}
@@ -92,6 +111,14 @@ export function loadCloudConfig(args: string[], env: NodeJS.ProcessEnv = process
     maxMessageBytes: 32 * 1024 * 1024,
     shutdownTimeoutMs: 10_000,
     partOfflineAfterMs: 30_000,
+    queryLimits: {
+      timeoutMs: positiveInteger('query-timeout-ms', pick('query-timeout-ms') ?? '30000'),
+      maxRows: positiveInteger('query-max-rows', pick('query-max-rows') ?? '100000'),
+      maxBytes: positiveInteger('query-max-bytes', pick('query-max-bytes') ?? String(16 * 1024 * 1024)),
+    },
+    databasePublicHost: pick('database-public-host'),
+    databasePublicPort: optionalPort('database-public-port', pick('database-public-port')),
+    databaseListenHost: pick('database-listen-host') ?? '127.0.0.1',
   };
 }
 
@@ -124,6 +151,23 @@ function parsePort(text: string): number {
   const port = Number(text);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new ConfigError(`--port must be an integer between 0 and 65535 (got ${JSON.stringify(text)})`);
+  }
+  return port;
+}
+
+function positiveInteger(flag: string, text: string): number {
+  const value = Number(text);
+  if (!Number.isSafeInteger(value) || value <= 0) {
+    throw new ConfigError(`--${flag} must be a positive integer (got ${JSON.stringify(text)})`);
+  }
+  return value;
+}
+
+function optionalPort(flag: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const port = Number(text);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) {
+    throw new ConfigError(`--${flag} must be an integer between 1 and 65535 (got ${JSON.stringify(text)})`);
   }
   return port;
 }

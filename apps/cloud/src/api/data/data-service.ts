@@ -49,6 +49,7 @@ import {
   timestampFromMicros,
   timestampFromMs,
 } from './data-converters.ts';
+import { sqlQueryHandlers } from './sql-query-handlers.ts';
 
 /**
  * `viam.app.data.v1.DataService`: reads, tags, bounding boxes, deletes and signed URLs (wire-protocol
@@ -320,5 +321,6 @@ export function dataServiceHandlers(deps: CloudDeps): Partial<ServiceImpl<typeof
       );
       return { signedUrl: url, expiresAt: timestampFromMs(expiresAtMs) };
     },
+    ...sqlQueryHandlers(deps),
   };
 }
