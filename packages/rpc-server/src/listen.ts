@@ -2,7 +2,6 @@ import { readFile } from 'node:fs/promises';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import http2, { type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
 import net from 'node:net';
-import { Duplex } from 'node:stream';
 
 export type RequestHandler = (
   req: IncomingMessage | Http2ServerRequest,
@@ -87,40 +86,21 @@ export async function listen(options: ListenOptions): Promise<Listener> {
 }
 
 function routeBySniffing(socket: net.Socket, h2c: http2.Http2Server, h1: http.Server): void {
-  // Nagle plus delayed ACKs would add ~40 ms to small RPCs; the HTTP/2 core cannot set this on the wrapper.
+  // Nagle plus delayed ACKs would add ~40 ms to small RPCs.
   socket.setNoDelay(true);
   socket.on('error', () => socket.destroy());
   socket.once('data', (first: Buffer) => {
     socket.pause();
+    // Both servers take the socket itself with the sniffed bytes pushed back: the HTTP/2 core feeds
+    // whatever is already buffered on the socket to its session before it reads the native handle
+    // directly, so no JavaScript stream sits between the kernel and nghttp2.
+    socket.unshift(first);
     const prefixLength = Math.min(first.length, http2Preface.length);
     if (first.subarray(0, prefixLength).equals(http2Preface.subarray(0, prefixLength))) {
-      // The HTTP/2 core reads from the socket's native handle and would miss bytes we already read,
-      // so it gets a stream wrapper that replays them first.
-      h2c.emit('connection', replayingStream(socket, first));
+      h2c.emit('connection', socket);
     } else {
-      socket.unshift(first);
       h1.emit('connection', socket);
       socket.resume();
     }
   });
-}
-
-function replayingStream(socket: net.Socket, first: Buffer): Duplex {
-  const stream = new Duplex({
-    read: () => socket.resume(),
-    write: (chunk, encoding, callback) => socket.write(chunk, encoding, callback),
-    final: (callback) => socket.end(callback),
-    destroy: (error, callback) => {
-      socket.destroy(error ?? undefined);
-      callback(error);
-    },
-  });
-  stream.push(first);
-  socket.on('data', (chunk) => {
-    if (!stream.push(chunk)) socket.pause();
-  });
-  socket.on('end', () => stream.push(null));
-  socket.on('close', () => stream.destroy());
-  socket.on('error', (error) => stream.destroy(error));
-  return stream;
 }

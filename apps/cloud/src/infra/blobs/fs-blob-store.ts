@@ -2,9 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { type FileHandle, mkdir, open, rename, rmdir, stat, unlink } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { addAbortSignal, type Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { DomainError } from '../../domain/errors.ts';
-import { blobBodyToReadable, createBlobDigestTransform, readBlobStream } from './blob-digest.ts';
+import { blobBodyToReadable, readBlobStream } from './blob-digest.ts';
 import {
   assertValidBlobKey,
   assertValidBlobRange,
@@ -13,6 +12,7 @@ import {
   BlobRangeError,
   type BlobStore,
 } from './blob-store.ts';
+import { writeStreamToFile } from './overlapped-file-writer.ts';
 
 export interface FsBlobStoreOptions {
   /** Directory holding the objects; a key `a/b/c` is the file `<rootDir>/a/b/c`. Created on demand. */
@@ -82,14 +82,11 @@ export function createFsBlobStore(options: FsBlobStoreOptions): BlobStore {
       const handle = await openTempFile(key, tempPath);
       let closed = false;
       try {
-        const digest = createBlobDigestTransform();
-        await pipeline(
-          blobBodyToReadable(body),
-          digest.transform,
-          async (source: AsyncIterable<Buffer>) => {
-            for await (const chunk of source) await writeFully(handle, chunk);
-          },
-          signal ? { signal } : {},
+        const source = blobBodyToReadable(body);
+        const result = await writeStreamToFile(
+          handle,
+          signal ? addAbortSignal(signal, source) : source,
+          signal,
         );
         await handle.sync();
         closed = true;
@@ -103,7 +100,7 @@ export function createFsBlobStore(options: FsBlobStoreOptions): BlobStore {
           throw error;
         }
         await syncDirectory(dirname(path));
-        return digest.result();
+        return result;
       } catch (error) {
         if (!closed) await handle.close().catch(() => {});
         await unlink(tempPath).catch(() => {});
@@ -184,13 +181,6 @@ export function createFsBlobStore(options: FsBlobStoreOptions): BlobStore {
     async close() {},
   };
   return store;
-}
-
-async function writeFully(handle: FileHandle, chunk: Buffer): Promise<void> {
-  for (let offset = 0; offset < chunk.length; ) {
-    const { bytesWritten } = await handle.write(chunk, offset, chunk.length - offset);
-    offset += bytesWritten;
-  }
 }
 
 async function syncDirectory(dir: string): Promise<void> {
