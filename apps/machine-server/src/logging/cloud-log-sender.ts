@@ -15,6 +15,17 @@ import type { LogCaller, LogEntry } from './log-entry.ts';
 import { parseLogLevel } from './logger.ts';
 import { LogBatchRejectedError, type SendLogBatch } from './net-appender.ts';
 
+/**
+ * What the cloud accepts per entry (a larger one makes it reject the whole batch): longer texts are cut
+ * here, and fields whose JSON is too large are replaced by one `fields_truncated` field.
+ */
+export const cloudLogEntryLimits = {
+  messageMaxBytes: 64 * 1024,
+  stackMaxBytes: 64 * 1024,
+  fieldsMaxBytes: 64 * 1024,
+  shortTextMaxChars: 1024,
+} as const;
+
 /** zapcore.FieldType values used on the wire. */
 const zapType = { bool: 4, float64: 9, int64: 11, string: 15, reflect: 23 } as const;
 
@@ -45,16 +56,35 @@ export function createCloudLogSender(options: CloudLogSenderOptions): SendLogBat
 }
 
 export function logEntryToProto(entry: LogEntry, host: string): commonPb.LogEntry {
+  const limits = cloudLogEntryLimits;
+  let fields = Object.entries(entry.fields).map(([key, value]) => fieldToStruct(key, value));
+  const fieldsBytes = Buffer.byteLength(JSON.stringify(fields));
+  if (fieldsBytes > limits.fieldsMaxBytes) {
+    fields = [
+      fieldToStruct('fields_truncated', `${fieldsBytes} bytes of fields exceed ${limits.fieldsMaxBytes}`),
+    ];
+  }
   return create(commonPb.LogEntrySchema, {
-    host,
+    host: host.slice(0, limits.shortTextMaxChars),
     level: entry.level,
     time: timestampFromMs(entry.timeMs),
-    loggerName: entry.loggerName,
-    message: entry.message,
+    loggerName: entry.loggerName.slice(0, limits.shortTextMaxChars),
+    message: truncateUtf8(entry.message, limits.messageMaxBytes),
     caller: callerToStruct(entry.caller),
-    stack: entry.stack ?? '',
-    fields: Object.entries(entry.fields).map(([key, value]) => fieldToStruct(key, value)),
+    stack: truncateUtf8(entry.stack ?? '', limits.stackMaxBytes),
+    fields,
   });
+}
+
+/** `text` cut to at most `maxBytes` UTF-8 bytes (on a character boundary), marked when cut. */
+export function truncateUtf8(text: string, maxBytes: number): string {
+  if (Buffer.byteLength(text) <= maxBytes) return text;
+  const marker = ' …(truncated)';
+  const budget = maxBytes - Buffer.byteLength(marker);
+  let cut = Buffer.from(text).subarray(0, budget).toString('utf8');
+  // A multi-byte character split at the edge decodes as U+FFFD: drop it.
+  if (cut.endsWith('\uFFFD')) cut = cut.slice(0, -1);
+  return `${cut}${marker}`;
 }
 
 /**

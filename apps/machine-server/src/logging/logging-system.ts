@@ -124,6 +124,9 @@ export function writeLogEntry(logger: Logger, entry: LogEntry): void {
   else logger[entry.level](entry.message, { logger: entry.loggerName, ...entry.fields });
 }
 
+/** A4.8: always emitted, never de-duplicated. */
+export const activityLoggerName = 'rdk.activity';
+
 const emptyConfig: LogConfig = { debug: false, log: [], disableLogDeduplication: false, resourceLevels: [] };
 
 export function createLogging(options: LoggingOptions = {}): Logging {
@@ -181,7 +184,8 @@ export function createLogging(options: LoggingOptions = {}): Logging {
     if (!state) {
       state = {
         name,
-        options: loggerOptions ?? {},
+        options:
+          loggerOptions ?? (name === activityLoggerName ? { neverDeduplicate: true, alwaysEmit: true } : {}),
         level: effectiveLevel(name),
         deduplicator: createLogDeduplicator({
           ...(options.deduplicationWindowMs === undefined ? {} : { windowMs: options.deduplicationWindowMs }),

@@ -104,6 +104,13 @@ describe('de-duplication of noisy logs (A4.4 with 3 outputs in 10 s)', () => {
     assert.equal(quiet.messages().length, 6, 'never-deduplicated loggers pass everything');
   });
 
+  it('the activity logger (rdk.activity) is always emitted and never de-duplicated', () => {
+    const { logging, messages } = setup({ log: [{ pattern: '*', level: 'error' }] });
+    const activity = logging.loggerFor('rdk').child('activity');
+    for (let i = 0; i < 5; i++) activity.info('', { activity: 'reconfigure', event: 'start' });
+    assert.equal(messages().length, 5);
+  });
+
   it('announces when de-duplication is turned off', () => {
     const { logging, messages } = setup();
     logging.setConfig({ debug: false, log: [], disableLogDeduplication: true, resourceLevels: [] });
