@@ -35,7 +35,11 @@ export async function startCloud(
 ): Promise<RunningCloud> {
   const logger = options.logger ?? silentLogger;
   const clock = options.clock ?? systemClock;
-  const storage = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const storage = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    listenHost: config.databaseListenHost,
+  });
   const blobs = createBlobStore(config.blobs);
   try {
     const authenticator = await createAuthenticator(storage.db, clock);

@@ -11,6 +11,11 @@ export interface EmbeddedPostgresOptions {
   /** Directory that holds the cluster (`<dataDir>/postgres`) and its credentials file. */
   dataDir: string;
   databaseName: string;
+  /**
+   * Address to listen on besides loopback (e.g. `0.0.0.0` so BI tools reach the per-organization database
+   * users). Remote logins use scram-sha-256; the `postgres` superuser may log in from loopback only.
+   */
+  listenHost?: string;
   onLog?: (line: string) => void;
 }
 
@@ -57,7 +62,16 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     await initCluster(binaries.initdb, clusterDir, credentials.password, runAs, log);
     await writeFile(credentialsFile, JSON.stringify(credentials), { mode: 0o600 });
   }
-  const stopServer = await startServer(binaries.postgres, clusterDir, credentials.port, runAs, log);
+  const listenAddresses = listenAddressesFor(options.listenHost);
+  if (listenAddresses !== '127.0.0.1') await allowRemoteLogins(clusterDir);
+  const stopServer = await startServer(
+    binaries.postgres,
+    clusterDir,
+    credentials.port,
+    listenAddresses,
+    runAs,
+    log,
+  );
   const base = `postgres://postgres:${encodeURIComponent(credentials.password)}@127.0.0.1:${credentials.port}`;
   try {
     await createDatabaseIfMissing(`${base}/postgres`, options.databaseName);
@@ -108,6 +122,7 @@ function startServer(
   binary: string,
   clusterDir: string,
   port: number,
+  listenAddresses: string,
   runAs: RunAs,
   log: (line: string) => void,
 ): Promise<() => Promise<void>> {
@@ -117,7 +132,7 @@ function startServer(
     '-p',
     String(port),
     '-c',
-    'listen_addresses=127.0.0.1',
+    `listen_addresses=${listenAddresses}`,
     '-c',
     'unix_socket_directories=',
     '-c',
@@ -150,6 +165,41 @@ function startServer(
     );
     child.once('error', reject);
   });
+}
+
+const loopbackHosts = new Set(['127.0.0.1', 'localhost', '::1', '']);
+
+/** `listen_addresses`: loopback always (the cloud connects there), plus the configured address. */
+export function listenAddressesFor(host: string | undefined): string {
+  const wanted = (host ?? '').trim();
+  if (loopbackHosts.has(wanted)) return '127.0.0.1';
+  if (wanted === '0.0.0.0' || wanted === '*') return '0.0.0.0';
+  if (wanted === '::') return '*';
+  if (!/^[0-9A-Za-z.:-]+$/.test(wanted))
+    throw new Error(`invalid database listen address ${JSON.stringify(host)}`);
+  return `127.0.0.1,${wanted}`;
+}
+
+const remoteLoginMarker = '# mcloud: remote logins';
+
+/**
+ * Lets non-loopback clients log in with a password (scram-sha-256), except the `postgres` superuser:
+ * initdb's loopback lines come first, so the superuser still logs in locally. Appended once.
+ */
+async function allowRemoteLogins(clusterDir: string): Promise<void> {
+  const file = path.join(clusterDir, 'pg_hba.conf');
+  const current = await readFile(file, 'utf8');
+  if (current.includes(remoteLoginMarker)) return;
+  const lines = [
+    '',
+    remoteLoginMarker,
+    'host all postgres 0.0.0.0/0 reject',
+    'host all postgres ::/0 reject',
+    'host all all 0.0.0.0/0 scram-sha-256',
+    'host all all ::/0 scram-sha-256',
+    '',
+  ];
+  await writeFile(file, current + lines.join('\n'));
 }
 
 async function createDatabaseIfMissing(adminUrl: string, name: string): Promise<void> {

@@ -15,6 +15,8 @@ export interface OpenedDatabase {
 export async function openDatabase(options: {
   databaseUrl: string | undefined;
   dataDir: string;
+  /** Extra address the embedded PostgreSQL listens on (see startEmbeddedPostgres). */
+  listenHost?: string;
   onLog?: (line: string) => void;
 }): Promise<OpenedDatabase> {
   const embedded = options.databaseUrl
@@ -22,6 +24,7 @@ export async function openDatabase(options: {
     : await startEmbeddedPostgres({
         dataDir: options.dataDir,
         databaseName: 'mcloud',
+        ...(options.listenHost ? { listenHost: options.listenHost } : {}),
         ...(options.onLog ? { onLog: options.onLog } : {}),
       });
   const url = options.databaseUrl ?? (embedded?.url as string);
