@@ -20,8 +20,12 @@ export interface LogDeduplicatorOptions {
 }
 
 export interface LogDeduplicator {
-  /** What to output for `entry` written at `nowMs`: summaries of the last window first, then the entry unless it is suppressed. */
-  admit(entry: LogEntry, nowMs: number): LogEntry[];
+  /**
+   * What to output for `entry` written at `nowMs`: summaries of the last window first, then the entry
+   * unless it is suppressed. `complete` finishes an entry that will be output (e.g. reads its caller,
+   * which is too costly for entries that are dropped).
+   */
+  admit(entry: LogEntry, nowMs: number, complete?: (entry: LogEntry) => LogEntry): LogEntry[];
 }
 
 export const defaultDeduplicationWindowMs = 10_000;
@@ -38,7 +42,7 @@ export function createLogDeduplicator(options: LogDeduplicatorOptions = {}): Log
   const lastEntries = new Map<string, LogEntry>();
 
   return {
-    admit(entry, nowMs) {
+    admit(incoming, nowMs, complete) {
       const output: LogEntry[] = [];
       if (nowMs - windowStartMs > windowMs) {
         for (const [key, count] of counts) {
@@ -55,9 +59,17 @@ export function createLogDeduplicator(options: LogDeduplicatorOptions = {}): Log
         lastEntries.clear();
         windowStartMs = nowMs;
       }
-      const key = deduplicationKey(entry);
+      const key = deduplicationKey(incoming);
       const count = (counts.get(key) ?? 0) + 1;
       counts.set(key, count);
+      let entry = incoming;
+      if (count <= threshold + 1) {
+        if (complete) entry = complete(incoming);
+      } else {
+        // Dropped: keep the caller of the last output one for the summary line.
+        const caller = lastEntries.get(key)?.caller;
+        if (caller && !entry.caller) entry = { ...entry, caller };
+      }
       lastEntries.set(key, entry);
       if (count <= threshold) {
         output.push(entry);

@@ -162,21 +162,26 @@ export function createLogging(options: LoggingOptions = {}): Logging {
     if (net) net.append(entry);
     else if (!closed) {
       preCloud.push(entry);
-      if (preCloud.length > preCloudLimit) preCloud.shift();
+      // Trimmed in bulk (amortized O(1)); the newest `preCloudLimit` entries are kept.
+      if (preCloud.length >= 2 * preCloudLimit) preCloud = preCloud.slice(-preCloudLimit);
     }
   };
 
-  const deduplicateAndOutput = (state: LoggerState, entry: LogEntry) => {
+  const deduplicateAndOutput = (
+    state: LoggerState,
+    entry: LogEntry,
+    complete?: (entry: LogEntry) => LogEntry,
+  ) => {
     const skip =
       config.disableLogDeduplication ||
       state.options.neverDeduplicate ||
       state.level === 'debug' ||
       isDebug();
     if (skip) {
-      output(entry);
+      output(complete ? complete(entry) : entry);
       return;
     }
-    for (const admitted of state.deduplicator.admit(entry, nowMs())) output(admitted);
+    for (const admitted of state.deduplicator.admit(entry, nowMs(), complete)) output(admitted);
   };
 
   const stateFor = (name: string, loggerOptions?: LoggerOptions): LoggerState => {
@@ -209,15 +214,20 @@ export function createLogging(options: LoggingOptions = {}): Logging {
       method: (...args: never[]) => unknown,
     ) => {
       if (!state.options.alwaysEmit && !levelAtLeast(level, state.level)) return;
-      const caller = captureCallers ? captureCaller(method) : undefined;
-      deduplicateAndOutput(state, {
+      const entry: LogEntry = {
         timeMs: nowMs(),
         level,
         loggerName: state.name,
         message,
         fields: normalizeLogFields(fields),
-        ...(caller ? { caller } : {}),
-      });
+      };
+      // The caller is read (still inside the logger method, so `method` is on the stack) only for
+      // entries that are output: a suppressed noisy log costs no stack capture.
+      const withCaller = (admitted: LogEntry): LogEntry => {
+        const caller = captureCaller(method);
+        return caller ? { ...admitted, caller } : admitted;
+      };
+      deduplicateAndOutput(state, entry, captureCallers ? withCaller : undefined);
     };
     const logger: Logger = {
       name: state.name,
@@ -289,7 +299,7 @@ export function createLogging(options: LoggingOptions = {}): Logging {
         ...(upload.retryIntervalMs === undefined ? {} : { retryIntervalMs: upload.retryIntervalMs }),
         ...(upload.sendTimeoutMs === undefined ? {} : { sendTimeoutMs: upload.sendTimeoutMs }),
       });
-      for (const entry of preCloud) net.append(entry);
+      for (const entry of preCloud.slice(-preCloudLimit)) net.append(entry);
       preCloud = [];
       net.start();
     },

@@ -79,7 +79,7 @@ export function createNetAppender(options: NetAppenderOptions): NetAppender {
   const retryIntervalMs = options.retryIntervalMs ?? 5000;
   const sendTimeoutMs = options.sendTimeoutMs ?? 10_000;
 
-  let queue: LogEntry[] = [];
+  const queue = createEntryQueue();
   let online = true;
   let nextAttemptMs = Number.NEGATIVE_INFINITY;
   let sent = 0;
@@ -92,8 +92,7 @@ export function createNetAppender(options: NetAppenderOptions): NetAppender {
 
   const spill = () => {
     if (!spool || queue.length === 0) return;
-    spool.append(queue);
-    queue = [];
+    spool.append(queue.takeAll());
   };
 
   const takeDropped = () => {
@@ -109,7 +108,7 @@ export function createNetAppender(options: NetAppenderOptions): NetAppender {
     takeDropped();
     const spooled = spool?.oldest();
     // A spool segment holds one batch (the spool is opened with entriesPerSegment = maxBatchEntries).
-    const batch = spooled ? spooled.entries : queue.slice(0, maxBatch);
+    const batch = spooled ? spooled.entries : queue.peek(maxBatch);
     if (batch.length === 0) {
       if (spooled) spool?.remove(spooled.segment);
       return 'idle';
@@ -153,7 +152,7 @@ export function createNetAppender(options: NetAppenderOptions): NetAppender {
 
   const settle = (segment: number | undefined, count: number) => {
     if (segment !== undefined) spool?.remove(segment);
-    else queue.splice(0, count);
+    else queue.drop(count);
   };
 
   const uploadOnce = (signal?: AbortSignal): Promise<UploadStep> => {
@@ -190,7 +189,7 @@ export function createNetAppender(options: NetAppenderOptions): NetAppender {
         spill();
         return;
       }
-      queue.shift();
+      queue.drop(1);
       droppedTotal += 1;
       droppedUnreported += 1;
     },
@@ -236,6 +235,39 @@ export function createNetAppender(options: NetAppenderOptions): NetAppender {
         spill();
         spool?.close();
       }
+    },
+  };
+}
+
+/** A FIFO of entries with O(1) removal from the front (Array#shift is linear on long arrays). */
+function createEntryQueue() {
+  let items: LogEntry[] = [];
+  let head = 0;
+  return {
+    get length() {
+      return items.length - head;
+    },
+    push(entry: LogEntry) {
+      items.push(entry);
+    },
+    peek(count: number): LogEntry[] {
+      return items.slice(head, head + count);
+    },
+    drop(count: number) {
+      head = Math.min(items.length, head + count);
+      if (head === items.length) {
+        items = [];
+        head = 0;
+      } else if (head > 1024 && head * 2 > items.length) {
+        items = items.slice(head);
+        head = 0;
+      }
+    },
+    takeAll(): LogEntry[] {
+      const all = items.slice(head);
+      items = [];
+      head = 0;
+      return all;
     },
   };
 }
