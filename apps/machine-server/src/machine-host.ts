@@ -96,7 +96,8 @@ export interface MachineHost {
   currentConfig(): MachineConfig;
   status(): MachineStatus;
   cloudMetadata(): CloudMetadata;
-  restartStatus(): RestartStatus;
+  /** For `/restart_status` (A8); reads the maintenance sensor (bounded by 5 s). */
+  restartStatus(signal: AbortSignal): Promise<RestartStatus>;
   /** Calls `stop` on every actuator (StopAll). */
   stopAll(signal: AbortSignal): Promise<void>;
   /** Asks for a clean shutdown (Shutdown RPC, NeedsRestart); returns at once. */
@@ -111,6 +112,13 @@ export interface MachineHost {
 /** A part that plugs into the machine-server lifecycle (web server, data manager, …). */
 export interface MachineExtension {
   readonly name: string;
+  /**
+   * Registers the extension's built-in models (e.g. the data manager). Called once, before `start`,
+   * and also by `-dump-resources` (no host then), so it must not start anything.
+   */
+  registerModels?(registry: ModelRegistry): void;
+  /** Extra numeric metrics for FTDC / -output-telemetry (e.g. module process CPU and memory). */
+  diagnostics?(): Record<string, number>;
   /** Before the first reconfigure: register models, open listeners. */
   start?(host: MachineHost, signal: AbortSignal): Promise<void>;
   /** After every applied config (including the first), with its diff. */

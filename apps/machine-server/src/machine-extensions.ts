@@ -1,0 +1,28 @@
+/**
+ * The parts that plug into every `machine-server` process. Each engineer adds its factory here:
+ * - ms-api: the machine API web server (gRPC/gRPC-web on network.bind_address, auth, mDNS,
+ *   /restart_status via `host.restartStatus`, -webprofile, -shareddir, -no-tls, -disable-mdns);
+ * - ms-data: the data manager (`registerModels` for rdk:service:data_manager, capture + sync);
+ * - ms-modules: `moduleReconciler` (modules are part of the reconfigure pass, see ModuleReconciler);
+ * - ms-logging: `logging` (replaces the default console logging; honours -log-file).
+ */
+import { createDiagnosticsExtension } from './diagnostics/diagnostics-extension.ts';
+import type {
+  MachineExtension,
+  MachineLogging,
+  MachineServerOptions,
+  ModuleReconciler,
+} from './machine-host.ts';
+import { createDefaultLogging } from './machine-server.ts';
+
+export interface DefaultParts {
+  readonly logging: MachineLogging;
+  readonly extensions: MachineExtension[];
+  readonly moduleReconciler?: ModuleReconciler;
+}
+
+export function createDefaultParts(options: Omit<MachineServerOptions, 'configPath'>): DefaultParts {
+  const extensions: MachineExtension[] = [];
+  extensions.push(createDiagnosticsExtension(() => extensions));
+  return { logging: createDefaultLogging(options.debug), extensions };
+}
