@@ -69,7 +69,7 @@ export function createFtdcWriter(options: FtdcWriterOptions): FtdcWriter {
       const time = Buffer.alloc(8);
       time.writeBigInt64BE(BigInt(Math.floor(at.getTime() / 1000)));
       const floats = Buffer.alloc(changed.length * 4);
-      changed.forEach((value, index) => floats.writeFloatBE(value, index * 4));
+      for (const [index, value] of changed.entries()) floats.writeFloatBE(value, index * 4);
       chunks.push(Buffer.from(bits), time, floats);
       previous = values;
       const bytes = Buffer.concat(chunks);
