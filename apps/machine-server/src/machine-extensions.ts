@@ -7,13 +7,13 @@
  * - ms-logging: `logging` (replaces the default console logging; honours -log-file).
  */
 import { createDiagnosticsExtension } from './diagnostics/diagnostics-extension.ts';
+import { createMachineLogging } from './logging/machine-logging.ts';
 import type {
   MachineExtension,
   MachineLogging,
   MachineServerOptions,
   ModuleReconciler,
 } from './machine-host.ts';
-import { createDefaultLogging } from './machine-server.ts';
 
 export interface DefaultParts {
   readonly logging: MachineLogging;
@@ -24,5 +24,5 @@ export interface DefaultParts {
 export function createDefaultParts(options: Omit<MachineServerOptions, 'configPath'>): DefaultParts {
   const extensions: MachineExtension[] = [];
   extensions.push(createDiagnosticsExtension(() => extensions));
-  return { logging: createDefaultLogging(options.debug), extensions };
+  return { logging: createMachineLogging({ server: options }), extensions };
 }

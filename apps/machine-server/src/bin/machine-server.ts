@@ -69,7 +69,20 @@ async function main(): Promise<number> {
   let profile: CpuProfile | undefined;
   if (flags.options.cpuProfile) profile = await startCpuProfile(flags.options.cpuProfile);
 
-  let server: Awaited<ReturnType<typeof startMachineServer>>;
+  let server: Awaited<ReturnType<typeof startMachineServer>> | undefined;
+  let signals = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    signals++;
+    if (signals > 1) {
+      logger.error('second signal; exiting without waiting for a clean shutdown', { signal });
+      process.exit(1);
+    }
+    logger.info('signal received; shutting down (send it again to force)', { signal });
+    void server?.stop(`signal ${signal}`);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  process.on('SIGPIPE', () => {});
   try {
     server = await startMachineServer(
       { ...flags.options, configPath: flags.config },
@@ -81,23 +94,11 @@ async function main(): Promise<number> {
     );
   } catch (error) {
     logger.error('machine-server failed to start', { error: errorMessage(error) });
+    await parts.logging.close(AbortSignal.timeout(5000)).catch(() => {});
     await profile?.finish();
     return 1;
   }
-
-  let signals = 0;
-  const onSignal = (signal: NodeJS.Signals) => {
-    signals++;
-    if (signals > 1) {
-      logger.error('second signal; exiting without waiting for a clean shutdown', { signal });
-      process.exit(1);
-    }
-    logger.info('signal received; shutting down (send it again to force)', { signal });
-    void server.stop(`signal ${signal}`);
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  process.on('SIGPIPE', () => {});
+  if (signals > 0) void server.stop('signal during start-up');
 
   await server.stopping;
   const waiting = setInterval(() => logger.warn('Waiting for clean shutdown'), 10_000);
