@@ -25,6 +25,11 @@ export * as sensorPb from '../gen/component/sensor/v1/sensor_pb.js';
  * proto-own/mcloud/machine/v1/machine_connection.proto.
  */
 export * as machineConnectionPb from '../gen/mcloud/machine/v1/machine_connection_pb.js';
+/**
+ * mcloud.datasync.v1.RawDataCaptureUploadRequest: DataCaptureUploadRequest with each SensorData left
+ * encoded (wire-identical), for the cloud's tabular ingest hot path.
+ */
+export * as rawDataSyncPb from '../gen/mcloud/datasync/v1/raw_data_capture_upload_pb.js';
 /** viam.module.v1.ModuleService: parent ⇄ module protocol (proto-extra/module/v1/module.proto). */
 export * as modulePb from '../gen/module/v1/module_pb.js';
 export * as authPb from '../gen/proto/rpc/v1/auth_pb.js';

@@ -7,7 +7,6 @@ import {
   buildPb,
   dataPb,
   dataPipelinesPb,
-  dataSyncPb,
   datasetPb,
   endUserPb,
   mlTrainingPb,
@@ -19,6 +18,7 @@ import { appServiceHandlers } from './app/app-service.ts';
 import { authServiceHandlers } from './auth/auth-service.ts';
 import { dataServiceHandlers } from './data/data-service.ts';
 import { dataSyncServiceHandlers } from './data-sync/data-sync-service.ts';
+import { dataSyncServiceWithRawUpload } from './data-sync/raw-data-capture-upload.ts';
 import { datasetServiceHandlers } from './dataset/dataset-service.ts';
 
 /**
@@ -30,7 +30,7 @@ export function registerRoutes(router: ConnectRouter, deps: CloudDeps): void {
   router.service(appPb.AppService, appServiceHandlers(deps));
   router.service(robotPb.RobotService, {});
   router.service(dataPb.DataService, dataServiceHandlers(deps));
-  router.service(dataSyncPb.DataSyncService, dataSyncServiceHandlers(deps));
+  router.service(dataSyncServiceWithRawUpload, dataSyncServiceHandlers(deps));
   router.service(datasetPb.DatasetService, datasetServiceHandlers(deps));
   router.service(dataPipelinesPb.DataPipelinesService, {});
   router.service(mlTrainingPb.MLTrainingService, {});

@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { Code, ConnectError } from '@connectrpc/connect';
+import { create, toBinary } from '@bufbuild/protobuf';
+import { Code, ConnectError, createClient } from '@connectrpc/connect';
+import { createGrpcTransport } from '@connectrpc/connect-node';
 import { dataSyncPb } from '@mcloud/protocol';
+import { dataSyncServiceWithRawUpload } from '../../src/api/data-sync/raw-data-capture-upload.ts';
 import { startTestCloud, type TestCloud } from '../support/test-cloud.ts';
 import {
   apiKeyClient,
@@ -267,4 +270,54 @@ test('timestamps before 1970 or far in the future are rejected', async () => {
     /sensor_contents\[0\]\.metadata\.time_requested/,
   );
   assert.equal(dataSyncPb.DataType.TABULAR_SENSOR, 2);
+});
+
+test('malformed SensorData or metadata bytes are InvalidArgument naming the entry, and store nothing', async () => {
+  const token = await tokenFor(t.url, {
+    type: 'api-key',
+    entity: t.bootstrap.api_key_id,
+    payload: t.bootstrap.api_key,
+  });
+  // The raw view of the request (wire-identical) lets a test send bytes no SDK would produce.
+  const raw = createClient(
+    dataSyncServiceWithRawUpload,
+    createGrpcTransport({
+      baseUrl: t.url,
+      interceptors: [
+        (next) => (req) => {
+          req.header.set('authorization', `Bearer ${token}`);
+          return next(req);
+        },
+      ],
+    }),
+  );
+  const metadata = toBinary(
+    dataSyncPb.UploadMetadataSchema,
+    create(dataSyncPb.UploadMetadataSchema, uploadMetadata(part.partId)),
+  );
+  const good = toBinary(
+    dataSyncPb.SensorDataSchema,
+    create(dataSyncPb.SensorDataSchema, reading(Date.UTC(2025, 5, 1), 1)),
+  );
+  await expectCode(
+    raw.dataCaptureUpload({ metadata, sensorContents: [good, Uint8Array.of(0x12, 0x05, 0x0a)] }),
+    Code.InvalidArgument,
+    /sensor_contents\[1\].*SensorData/,
+  );
+  await expectCode(
+    raw.dataCaptureUpload({ metadata: Uint8Array.of(0x0a, 0x09), sensorContents: [good] }),
+    Code.InvalidArgument,
+    /metadata.*UploadMetadata/,
+  );
+  await expectCode(
+    raw.dataCaptureUpload({ sensorContents: [good] }),
+    Code.InvalidArgument,
+    /metadata.*required/,
+  );
+  const stored = await t.cloud.deps.db.query<{ n: string }>(
+    `SELECT count(*)::text AS n FROM readings r JOIN capture_sources s ON s.id = r.source_id
+      WHERE s.part_id = $1 AND r.captured_at = $2`,
+    [part.partId, new Date(Date.UTC(2025, 5, 1))],
+  );
+  assert.equal(stored.rows[0]?.n, '0');
 });

@@ -1,18 +1,18 @@
 import { Readable } from 'node:stream';
 import type { ServiceImpl } from '@connectrpc/connect';
-import type { dataSyncPb } from '@mcloud/protocol';
 import type { CloudDeps } from '../../cloud-deps.ts';
 import { ingestBinary } from '../../domain/data/ingest/binary-ingest.ts';
 import { ingestDataCapture } from '../../domain/data/ingest/data-capture-upload.ts';
 import { invalidArgument } from '../../domain/errors.ts';
 import { principalOf } from '../context.ts';
 import {
-  captureFromSensorMetadata,
-  sensorContentFromProto,
-  uploadMetadataFromProto,
-} from './upload-from-proto.ts';
+  type dataSyncServiceWithRawUpload,
+  sensorContentFromBytes,
+  uploadMetadataFromBytes,
+} from './raw-data-capture-upload.ts';
+import { captureFromSensorMetadata, uploadMetadataFromProto } from './upload-from-proto.ts';
 
-type DataSyncHandlers = Partial<ServiceImpl<typeof dataSyncPb.DataSyncService>>;
+type DataSyncHandlers = Partial<ServiceImpl<typeof dataSyncServiceWithRawUpload>>;
 
 const noCapture = { mimeType: '', boundingBoxes: [] };
 
@@ -21,12 +21,13 @@ export function dataSyncServiceHandlers(deps: CloudDeps): DataSyncHandlers {
   return {
     async dataCaptureUpload(request, context) {
       const principal = principalOf(context);
-      if (!request.metadata) throw invalidArgument('metadata', 'is required');
       const result = await ingestDataCapture(
         deps,
         principal,
-        uploadMetadataFromProto(request.metadata),
-        request.sensorContents.map(sensorContentFromProto),
+        uploadMetadataFromBytes(request.metadata),
+        request.sensorContents.map((bytes, index) =>
+          sensorContentFromBytes(bytes, `sensor_contents[${index}]`),
+        ),
         { signal: context.signal },
       );
       return { fileId: result.fileId, binaryDataId: result.binaryDataId };

@@ -63,8 +63,9 @@ export async function findOrCreateCaptureSource(
   const cacheKey = `${source.organizationId}:${hash.toString('base64')}`;
   const cached = cache.get(cacheKey);
   if (cached !== undefined) return cached;
-  const result = await db.query<{ id: string }>(
-    `WITH inserted AS (
+  const query = () =>
+    db.query<{ id: string }>(
+      `WITH inserted AS (
        INSERT INTO capture_sources (organization_id, location_id, robot_id, part_id, component_type, component_name,
                                     method_name, method_parameters, tags, source_hash)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::text[], $10)
@@ -75,20 +76,22 @@ export async function findOrCreateCaptureSource(
      UNION ALL
      SELECT id::text FROM capture_sources WHERE organization_id = $1 AND source_hash = $10
      LIMIT 1`,
-    [
-      source.organizationId,
-      source.locationId,
-      source.robotId,
-      source.partId,
-      source.componentType,
-      source.componentName,
-      source.methodName,
-      JSON.stringify(source.methodParameters),
-      [...source.tags],
-      hash,
-    ],
-  );
-  const id = result.rows[0]?.id;
+      [
+        source.organizationId,
+        source.locationId,
+        source.robotId,
+        source.partId,
+        source.componentType,
+        source.componentName,
+        source.methodName,
+        JSON.stringify(source.methodParameters),
+        [...source.tags],
+        hash,
+      ],
+    );
+  // A creator racing us may commit after this statement's snapshot was taken: the INSERT then does
+  // nothing and the SELECT cannot see the row yet. A second statement has a fresh snapshot and sees it.
+  const id = (await query()).rows[0]?.id ?? (await query()).rows[0]?.id;
   if (id === undefined) throw new Error('capture source neither inserted nor found');
   if (cache.size >= cacheMaxEntries) cache.clear();
   cache.set(cacheKey, id);

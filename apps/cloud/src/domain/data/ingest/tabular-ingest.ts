@@ -50,13 +50,13 @@ export async function ingestTabularReadings(
   for (let index = 0; index < count; index++) {
     const content = contents[index] as SensorContentInput;
     const field = `sensor_contents[${index}]`;
-    if (content.data.kind !== 'struct') {
+    if (content.data.kind !== 'struct' && content.data.kind !== 'json') {
       throw invalidArgument(
         field,
         `a tabular upload needs struct data in every entry (got ${content.data.kind === 'binary' ? 'binary data' : 'no data'})`,
       );
     }
-    const json = JSON.stringify(content.data.value);
+    const json = content.data.kind === 'json' ? content.data.text : JSON.stringify(content.data.value);
     const sizeBytes = Buffer.byteLength(json);
     if (sizeBytes > MAX_READING_BYTES) {
       throw invalidArgument(
