@@ -56,7 +56,11 @@ describe('de-duplication of noisy logs (A4.4 with 3 outputs in 10 s)', () => {
       'sensor read failed',
     ]);
     assert.equal(lines[4]?.split('\t')[1], 'ERROR', 'the summary keeps the level of the repeated entry');
-    assert.match(lines[4]?.split('\t')[3] ?? '', /^logging\/log-deduplication\.test\.ts:\d+$/, 'and a caller');
+    assert.match(
+      lines[4]?.split('\t')[3] ?? '',
+      /^logging\/log-deduplication\.test\.ts:\d+$/,
+      'and a caller',
+    );
   });
 
   it('the window is fixed, not sliding: 3 writes late in one window and 3 early in the next all pass', () => {
