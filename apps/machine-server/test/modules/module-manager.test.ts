@@ -1,0 +1,339 @@
+/**
+ * The module manager with real module processes (the counter-sensor example and two fixtures):
+ * start and Ready, a modular sensor that reads another resource through the parent, ValidateConfig
+ * implicit dependencies, module logs in the parent's logger at the module's log level, a crash
+ * (SIGKILL) restarted after ~5 s with its resources handed back for rebuild, SIGTERM then SIGKILL for
+ * a module that ignores SIGTERM, a module that exits at once, and the untrusted environment.
+ */
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { systemClock } from '../../src/clock.ts';
+import type { MachineConfig, ModuleConfig } from '../../src/config/machine-config.ts';
+import { createSilentLogger, type Logger } from '../../src/logging/logger.ts';
+import type { ModuleDiff } from '../../src/machine-host.ts';
+import {
+  createModuleManager,
+  type ModuleManager,
+  type ModuleManagerOptions,
+} from '../../src/modules/module-manager.ts';
+import type { Sensor } from '../../src/resources/apis/sensor.ts';
+import { createDependencies } from '../../src/resources/dependencies.ts';
+import { createModelRegistry, type ModelRegistry } from '../../src/resources/model-registry.ts';
+import type { Resource } from '../../src/resources/resource.ts';
+import { parseResourceConfig, type ResourceConfig } from '../../src/resources/resource-config.ts';
+import { formatResourceName, parseModel, type ResourceName } from '../../src/resources/resource-name.ts';
+import {
+  counterExecutable,
+  createCapturingLogger,
+  createMapLookup,
+  fixedSensor,
+  fixtures,
+  linkExecutable,
+  moduleConfig,
+  sensorName,
+  tempDir,
+  waitFor,
+} from './module-test-support.ts';
+
+const counterModel = parseModel('mcloud:example:counter');
+const sensorApiTriple = { namespace: 'rdk', type: 'component', subtype: 'sensor' };
+
+function diffOf(
+  added: ModuleConfig[],
+  extra: Partial<ModuleDiff> = {},
+  config: Partial<MachineConfig> = {},
+): ModuleDiff {
+  return {
+    added,
+    modified: [],
+    removed: [],
+    config: { modules: added, debug: false, log: [], ...config } as unknown as MachineConfig,
+    ...extra,
+  };
+}
+
+function counterConfig(name: string, attributes: Record<string, unknown> = {}, index = 0): ResourceConfig {
+  return parseResourceConfig(
+    { name, api: 'rdk:component:sensor', model: 'mcloud:example:counter', attributes: attributes as never },
+    'components',
+    `components[${index}]`,
+  );
+}
+
+async function build(
+  registry: ModelRegistry,
+  config: ResourceConfig,
+  dependencies: Resource[],
+): Promise<Resource> {
+  const registration = registry.lookup(config.api, config.model);
+  assert.ok(registration, `model ${config.model.name} registered`);
+  return registration.build({
+    config,
+    dependencies: createDependencies(dependencies),
+    logger: createSilentLogger(),
+    signal: AbortSignal.timeout(10_000),
+  });
+}
+
+function testManager(
+  dir: string,
+  fields: { registry: ModelRegistry; lookup: ReturnType<typeof createMapLookup>; logger: Logger },
+  overrides: Partial<ModuleManagerOptions> = {},
+): ModuleManager {
+  return createModuleManager({
+    registry: fields.registry,
+    resources: fields.lookup,
+    logger: fields.logger,
+    clock: systemClock,
+    viamHome: join(dir, 'viam-home'),
+    env: { PATH: process.env.PATH },
+    untrustedEnv: false,
+    debug: false,
+    partId: () => undefined,
+    cloudMetadata: () => undefined,
+    requestRebuild: () => {},
+    ...overrides,
+  });
+}
+
+describe('module manager with the counter-sensor example', () => {
+  const logger = createCapturingLogger();
+  const lookup = createMapLookup();
+  const registry = createModelRegistry();
+  const rebuilds: ResourceName[][] = [];
+  let manager: ModuleManager;
+  let dir: Awaited<ReturnType<typeof tempDir>>;
+  const base = fixedSensor(sensorName('base'), { celsius: 21.5 });
+
+  before(async () => {
+    dir = await tempDir('modules-test-');
+    lookup.resources.set(formatResourceName(base.name), base);
+    manager = testManager(
+      dir.path,
+      { registry, lookup, logger },
+      {
+        requestRebuild: (names) => rebuilds.push([...names]),
+      },
+    );
+    await manager.start(AbortSignal.timeout(5000));
+  });
+
+  after(async () => {
+    await manager?.close(AbortSignal.timeout(20_000));
+    await dir?.remove();
+  });
+
+  test('starts, becomes ready and registers its model; ValidateConfig gives implicit dependencies', async () => {
+    const counter = moduleConfig('counter', counterExecutable, { logLevel: 'debug' });
+    const diff = diffOf([counter]);
+    await manager.prepare(diff, AbortSignal.timeout(5000));
+    const started = Date.now();
+    await manager.apply(diff, AbortSignal.timeout(30_000));
+    const [status] = manager.statuses();
+    assert.equal(status?.state, 'ready', status?.error);
+    assert.deepEqual(status?.models, ['rdk:component:sensor mcloud:example:counter']);
+    assert.ok(Date.now() - started < 10_000);
+
+    const registration = registry.lookup(sensorApiTriple, counterModel);
+    assert.equal(registration?.source, 'counter');
+    const deps = await registration?.validate?.(
+      counterConfig('c1', { source: 'base' }),
+      AbortSignal.timeout(5000),
+    );
+    assert.deepEqual(deps, { requiredDeps: ['base'], optionalDeps: [] });
+    await assert.rejects(
+      Promise.resolve(
+        registration?.validate?.(counterConfig('bad', { step: 'x' }, 3), AbortSignal.timeout(5000)),
+      ),
+      (error: Error & { code?: string }) =>
+        error.code === 'InvalidArgument' &&
+        error.message.startsWith('components[3]: module counter rejected the config') &&
+        /attributes\.step/.test(error.message),
+    );
+  });
+
+  test('a modular sensor reads another resource through the parent', async () => {
+    const sensor = (await build(registry, counterConfig('c1', { step: 3, source: 'base' }), [
+      base,
+    ])) as Sensor;
+    lookup.resources.set(formatResourceName(sensor.name), sensor);
+    assert.deepEqual(await sensor.getReadings({ signal: AbortSignal.timeout(5000) }), {
+      count: 3,
+      step: 3,
+      source: { celsius: 21.5 },
+    });
+    assert.equal((await sensor.getReadings({ signal: AbortSignal.timeout(5000) })).count, 6);
+  });
+
+  test("module logs arrive in the parent's logger at the module's log level", async () => {
+    const sensor = lookup.resources.get('rdk:component:sensor/c1') as Sensor;
+    await sensor.doCommand(
+      { log: { level: 'warn', message: 'from the module' } },
+      { signal: AbortSignal.timeout(5000) },
+    );
+    const line = await waitFor('the module log', () =>
+      logger.lines.find((l) => l.message === 'from the module'),
+    );
+    assert.equal(line.level, 'warn');
+    assert.equal(line.logger, 'rdk.modmanager.counter.rdk:component:sensor/c1');
+    // log_level debug: the module's debug entries are sent too.
+    assert.ok(logger.lines.some((l) => l.level === 'debug' && l.message === 'reading'));
+  });
+
+  test('a crashed module is restarted after ~5 s and its resources are handed back for rebuild', async () => {
+    const before = manager.statuses()[0];
+    assert.ok(before?.pid);
+    const killedAt = Date.now();
+    process.kill(before.pid, 'SIGKILL');
+    await waitFor('unhealthy', () => manager.statuses()[0]?.state === 'unhealthy', 5000);
+    assert.match(manager.statuses()[0]?.error ?? '', /exited unexpectedly \(killed by SIGKILL\)/);
+    assert.equal(registry.lookup(sensorApiTriple, counterModel), undefined, 'models unregistered while down');
+    const sensor = lookup.resources.get('rdk:component:sensor/c1') as Sensor;
+    await assert.rejects(
+      sensor.getReadings({ signal: AbortSignal.timeout(5000) }),
+      (e: Error & { code?: string }) => e.code === 'Unavailable',
+    );
+
+    await waitFor('restarted', () => manager.statuses()[0]?.state === 'ready', 20_000);
+    const restartMs = Date.now() - killedAt;
+    assert.ok(restartMs >= 4900 && restartMs < 12_000, `restarted after ${restartMs} ms`);
+    assert.notEqual(manager.statuses()[0]?.pid, before.pid);
+    assert.ok(
+      logger.lines.some((l) => l.level === 'error' && l.message === 'Module has unexpectedly exited.'),
+    );
+    assert.deepEqual(rebuilds.at(-1)?.map(formatResourceName), ['rdk:component:sensor/c1']);
+
+    // The graph rebuilds: close the old proxy, AddResource again on the new process.
+    await sensor.close(AbortSignal.timeout(5000));
+    const rebuilt = (await build(registry, counterConfig('c1', { step: 3, source: 'base' }), [
+      base,
+    ])) as Sensor;
+    lookup.resources.set(formatResourceName(rebuilt.name), rebuilt);
+    assert.deepEqual(await rebuilt.getReadings({ signal: AbortSignal.timeout(5000) }), {
+      count: 3,
+      step: 3,
+      source: { celsius: 21.5 },
+    });
+  });
+
+  test('without log_level the module sends no debug entries', async () => {
+    const quietExe = await linkExecutable(dir.path, counterExecutable, 'counter-quiet');
+    const quiet = moduleConfig('quiet', quietExe);
+    const counter = manager.statuses().find((s) => s.name === 'counter');
+    assert.ok(counter);
+    // `quiet` serves the same model: it cannot register it while `counter` holds it.
+    await manager.apply(
+      diffOf([], { removed: [moduleConfig('counter', counterExecutable)] }),
+      AbortSignal.timeout(30_000),
+    );
+    lookup.resources.delete('rdk:component:sensor/c1');
+    const diff = diffOf([quiet]);
+    await manager.prepare(diff, AbortSignal.timeout(5000));
+    await manager.apply(diff, AbortSignal.timeout(30_000));
+    assert.equal(manager.statuses().find((s) => s.name === 'quiet')?.state, 'ready');
+    const sensor = (await build(registry, counterConfig('q1'), [])) as Sensor;
+    const mark = logger.lines.length;
+    await sensor.getReadings({ signal: AbortSignal.timeout(5000) });
+    await sensor.doCommand(
+      { log: { level: 'info', message: 'quiet info' } },
+      { signal: AbortSignal.timeout(5000) },
+    );
+    await waitFor('the info entry', () => logger.lines.some((l) => l.message === 'quiet info'));
+    assert.equal(
+      logger.lines.slice(mark).filter((l) => l.level === 'debug' && l.logger.includes('quiet.')).length,
+      0,
+    );
+  });
+});
+
+describe('module manager: stop order and failing modules', () => {
+  const logger = createCapturingLogger();
+  const lookup = createMapLookup();
+  const registry = createModelRegistry();
+  let manager: ModuleManager;
+  let dir: Awaited<ReturnType<typeof tempDir>>;
+
+  before(async () => {
+    dir = await tempDir('modules-stop-test-');
+    manager = testManager(
+      dir.path,
+      { registry, lookup, logger },
+      {
+        env: { PATH: process.env.PATH, STUBBORN_SIGNAL_LOG: join(dir.path, 'signals.log') },
+        partId: () => 'part-1',
+        timings: { stopTimeoutMs: 1500 },
+      },
+    );
+    await manager.start(AbortSignal.timeout(5000));
+  });
+
+  after(async () => {
+    await manager?.close(AbortSignal.timeout(20_000));
+    await dir?.remove();
+  });
+
+  test('a module that exits at once is unhealthy with the reason; the others run', async () => {
+    const good = moduleConfig('good', counterExecutable);
+    const bad = moduleConfig('bad', join(fixtures, 'exits-at-once'));
+    const diff = diffOf([good, bad]);
+    await manager.prepare(diff, AbortSignal.timeout(5000));
+    await manager.apply(diff, AbortSignal.timeout(30_000));
+    const statuses = Object.fromEntries(manager.statuses().map((s) => [s.name, s]));
+    assert.equal(statuses.good?.state, 'ready');
+    assert.equal(statuses.bad?.state, 'unhealthy');
+    assert.match(
+      statuses.bad?.error ?? '',
+      /module bad exited too quickly after attempted startup \(exit code 3\)/,
+    );
+    assert.ok(
+      logger.lines.some(
+        (l) =>
+          l.logger === 'rdk.modmanager.bad.StdErr' && l.message === '\n\\_ cannot start: missing hardware',
+      ),
+    );
+    assert.ok(registry.lookup(sensorApiTriple, counterModel), 'the good module still serves its model');
+    await manager.apply(diffOf([], { removed: [good, bad] }), AbortSignal.timeout(30_000));
+    assert.deepEqual(manager.statuses(), []);
+  });
+
+  test('stop sends SIGTERM, then SIGKILL to a module that ignores SIGTERM', async () => {
+    const stubborn = moduleConfig('stubborn', join(fixtures, 'stubborn-module'));
+    const diff = diffOf([stubborn]);
+    await manager.prepare(diff, AbortSignal.timeout(5000));
+    await manager.apply(diff, AbortSignal.timeout(30_000));
+    assert.equal(manager.statuses()[0]?.state, 'ready', manager.statuses()[0]?.error);
+    const stopStarted = Date.now();
+    await manager.apply(diffOf([], { removed: [stubborn] }), AbortSignal.timeout(30_000));
+    const stopMs = Date.now() - stopStarted;
+    const signals = (await readFile(join(dir.path, 'signals.log'), 'utf8')).trim().split('\n');
+    // SIGTERM to the process, SIGTERM to its group after a third of the deadline, then SIGKILL.
+    assert.equal(signals.length, 2, signals.join('; '));
+    assert.ok(signals.every((line) => line.startsWith('SIGTERM ')));
+    assert.ok(stopMs >= 1400 && stopMs < 5000, `stopped after ${stopMs} ms`);
+    assert.ok(
+      !logger.lines.some(
+        (l) => l.message === 'Module has unexpectedly exited.' && l.logger.includes('stubborn'),
+      ),
+    );
+  });
+
+  test('-untrusted-env runs only modules with a viam: module_id', async () => {
+    const untrusted = testManager(
+      dir.path,
+      { registry: createModelRegistry(), lookup, logger },
+      { untrustedEnv: true },
+    );
+    await untrusted.start(AbortSignal.timeout(5000));
+    try {
+      const local = moduleConfig('local-one', counterExecutable);
+      await untrusted.apply(diffOf([local]), AbortSignal.timeout(10_000));
+      const [status] = untrusted.statuses();
+      assert.equal(status?.state, 'unhealthy');
+      assert.match(status?.error ?? '', /modular resources disabled in untrusted environment/);
+    } finally {
+      await untrusted.close(AbortSignal.timeout(10_000));
+    }
+  });
+});
