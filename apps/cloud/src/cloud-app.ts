@@ -7,9 +7,15 @@ import { type BootstrapFile, bootstrapIfEmpty } from './bootstrap.ts';
 import type { CloudDeps } from './cloud-deps.ts';
 import type { CloudConfig } from './config/cloud-config.ts';
 import { createAuthenticator } from './domain/auth/authenticator.ts';
+import type { MachineEventObserver } from './domain/machines/machine-events.ts';
+import { createMachineRuntime } from './domain/machines/machine-runtime.ts';
 import { type Clock, systemClock } from './domain/shared/clock.ts';
 import { handleHttpRoutes } from './http/http-routes.ts';
 import { createBlobStore } from './infra/blobs/index.ts';
+import {
+  createNotificationListener,
+  type NotificationListener,
+} from './infra/postgres/notification-listener.ts';
 import { openDatabase } from './infra/postgres/open-database.ts';
 
 export interface CloudLogger {
@@ -41,9 +47,29 @@ export async function startCloud(
     listenHost: config.databaseListenHost,
   });
   const blobs = createBlobStore(config.blobs);
+  let notifications: NotificationListener | undefined;
   try {
     const authenticator = await createAuthenticator(storage.db, clock);
-    const deps: CloudDeps = { config, db: storage.db, blobs, authenticator, clock };
+    const machineEventObservers: MachineEventObserver[] = [];
+    notifications = createNotificationListener(storage.url, (error) => logger.error('notifications', error));
+    const machines = createMachineRuntime({
+      db: storage.db,
+      clock,
+      notifications,
+      observers: machineEventObservers,
+      settings: () => config.machineConnection,
+      offlineAfterMs: () => config.partOfflineAfterMs,
+      onError: (error) => logger.error('machine connection', error),
+    });
+    const deps: CloudDeps = {
+      config,
+      db: storage.db,
+      blobs,
+      authenticator,
+      clock,
+      machines,
+      machineEventObservers,
+    };
     const connectHandler = connectNodeAdapter({
       routes: (router) => registerRoutes(router, deps),
       interceptors: [
@@ -68,18 +94,23 @@ export async function startCloud(
     // Handlers read the config at call time, so they see the real port when it was chosen by the OS.
     deps.config = { ...config, publicUrl: url };
     const bootstrap = await bootstrapIfEmpty(storage.db, config.dataDir, url);
+    machines.start();
     return {
       url,
       port: listener.port,
       deps,
       bootstrap,
       async stop() {
+        // Live streams and log tails end first: they would otherwise hold the listener until its deadline.
+        await machines.stop();
         await listener.close(config.shutdownTimeoutMs);
+        await notifications?.close();
         await blobs.close();
         await storage.close();
       },
     };
   } catch (error) {
+    await notifications?.close();
     await blobs.close();
     await storage.close();
     throw error;

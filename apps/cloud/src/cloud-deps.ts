@@ -1,5 +1,7 @@
 import type { CloudConfig } from './config/cloud-config.ts';
 import type { Authenticator } from './domain/auth/authenticator.ts';
+import type { MachineEventObserver } from './domain/machines/machine-events.ts';
+import type { MachineRuntime } from './domain/machines/machine-runtime.ts';
 import type { Clock } from './domain/shared/clock.ts';
 import type { BlobStore } from './infra/blobs/index.ts';
 import type { Database } from './infra/postgres/database.ts';
@@ -11,4 +13,11 @@ export interface CloudDeps {
   blobs: BlobStore;
   authenticator: Authenticator;
   clock: Clock;
+  /** Machine connections: live status, live streams, logs (see domain/machines/machine-runtime.ts). */
+  machines: MachineRuntime;
+  /**
+   * Run inside the transaction of every part online/offline transition and every stored log batch
+   * (domain/machines/machine-events.ts). Push observers here at composition time (e.g. triggers).
+   */
+  machineEventObservers: MachineEventObserver[];
 }

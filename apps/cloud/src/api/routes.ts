@@ -9,6 +9,7 @@ import {
   dataPipelinesPb,
   datasetPb,
   endUserPb,
+  machineConnectionPb,
   mlTrainingPb,
   packagesPb,
   robotPb,
@@ -20,6 +21,8 @@ import { dataServiceHandlers } from './data/data-service.ts';
 import { dataSyncServiceHandlers } from './data-sync/data-sync-service.ts';
 import { dataSyncServiceWithRawUpload } from './data-sync/raw-data-capture-upload.ts';
 import { datasetServiceHandlers } from './dataset/dataset-service.ts';
+import { machineConnectionHandlers } from './robot/machine-connection-service.ts';
+import { robotServiceHandlers } from './robot/robot-service.ts';
 
 /**
  * Every service of the published API is registered, so an RPC we do not implement answers
@@ -28,7 +31,8 @@ import { datasetServiceHandlers } from './dataset/dataset-service.ts';
 export function registerRoutes(router: ConnectRouter, deps: CloudDeps): void {
   router.service(authPb.AuthService, authServiceHandlers(deps.authenticator));
   router.service(appPb.AppService, appServiceHandlers(deps));
-  router.service(robotPb.RobotService, {});
+  router.service(robotPb.RobotService, robotServiceHandlers(deps));
+  router.service(machineConnectionPb.MachineConnectionService, machineConnectionHandlers(deps));
   router.service(dataPb.DataService, dataServiceHandlers(deps));
   router.service(dataSyncServiceWithRawUpload, dataSyncServiceHandlers(deps));
   router.service(datasetPb.DatasetService, datasetServiceHandlers(deps));

@@ -1,6 +1,10 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import {
+  defaultMachineConnectionSettings,
+  type MachineConnectionSettings,
+} from '../domain/machines/machine-runtime.ts';
 import type { BlobStoreConfig } from '../infra/blobs/index.ts';
 
 /** Everything the cloud needs to start, parsed once: flags > environment > config file > defaults. */
@@ -25,6 +29,10 @@ export interface CloudConfig {
   databasePublicPort: number | undefined;
   /** Address the embedded PostgreSQL listens on (loopback by default; `0.0.0.0` lets BI tools in). */
   databaseListenHost: string;
+  /** Live streams, last-access writes, offline sweep and log retention timing. */
+  machineConnection: MachineConnectionSettings;
+  /** PEM files `RobotService.Certificate` serves to machines; without them machines run plaintext. */
+  machineTls: { certFile: string; keyFile: string } | undefined;
 }
 
 const flagOptions = {
@@ -35,6 +43,8 @@ const flagOptions = {
   'tls-cert': { type: 'string' },
   'tls-key': { type: 'string' },
   'public-url': { type: 'string' },
+  'machine-tls-cert': { type: 'string' },
+  'machine-tls-key': { type: 'string' },
   'config-file': { type: 'string' },
   's3-endpoint': { type: 'string' },
   's3-bucket': { type: 'string' },
@@ -60,6 +70,8 @@ const envNames: Record<keyof typeof flagOptions, string> = {
   'tls-cert': 'MCLOUD_TLS_CERT',
   'tls-key': 'MCLOUD_TLS_KEY',
   'public-url': 'MCLOUD_PUBLIC_URL',
+  'machine-tls-cert': 'MCLOUD_MACHINE_TLS_CERT',
+  'machine-tls-key': 'MCLOUD_MACHINE_TLS_KEY',
   'config-file': 'MCLOUD_CONFIG_FILE',
   's3-endpoint': 'MCLOUD_S3_ENDPOINT',
   's3-bucket': 'MCLOUD_S3_BUCKET',
@@ -94,6 +106,10 @@ export function loadCloudConfig(args: string[], env: NodeJS.ProcessEnv = process
   if (Boolean(certFile) !== Boolean(keyFile))
     throw new ConfigError('--tls-cert and --tls-key must be given together');
   const tls = certFile && keyFile ? { certFile, keyFile } : undefined;
+  const machineCertFile = pick('machine-tls-cert');
+  const machineKeyFile = pick('machine-tls-key');
+  if (Boolean(machineCertFile) !== Boolean(machineKeyFile))
+    throw new ConfigError('--machine-tls-cert and --machine-tls-key must be given together');
   const dataDir = path.resolve(pick('data-dir') ?? './mcloud-data');
   const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   const publicUrl = (pick('public-url') ?? `${tls ? 'https' : 'http'}://${shownHost}:${port}`).replace(
@@ -119,6 +135,9 @@ export function loadCloudConfig(args: string[], env: NodeJS.ProcessEnv = process
     databasePublicHost: pick('database-public-host'),
     databasePublicPort: optionalPort('database-public-port', pick('database-public-port')),
     databaseListenHost: pick('database-listen-host') ?? '127.0.0.1',
+    machineConnection: { ...defaultMachineConnectionSettings },
+    machineTls:
+      machineCertFile && machineKeyFile ? { certFile: machineCertFile, keyFile: machineKeyFile } : undefined,
   };
 }
 

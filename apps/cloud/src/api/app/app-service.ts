@@ -1,6 +1,7 @@
 import type { ServiceImpl } from '@connectrpc/connect';
 import type { appPb } from '@mcloud/protocol';
 import type { CloudDeps } from '../../cloud-deps.ts';
+import { partLogsHandlers } from '../robot/part-logs-handlers.ts';
 import { apiKeyHandlers } from './api-keys-handlers.ts';
 import { fleetContextOf } from './fleet-messages.ts';
 import { locationHandlers } from './locations-handlers.ts';
@@ -30,5 +31,6 @@ export function appServiceHandlers(deps: CloudDeps): Partial<ServiceImpl<typeof 
     ...robotHandlers(ctx),
     ...partHandlers(ctx),
     ...apiKeyHandlers(ctx),
+    ...partLogsHandlers(deps),
   };
 }

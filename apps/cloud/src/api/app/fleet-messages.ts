@@ -96,7 +96,9 @@ export function robotToProto(ctx: FleetContext, robot: RobotRecord): Init<typeof
     location: robot.locationId,
     lastAccess: ts(robot.lastAccess),
     createdOn: ts(robot.createdAt),
-    ...livenessFields(livenessOf(robot.lastAccess, ctx.clock.nowMs(), ctx.partOfflineAfterMs)),
+    ...livenessFields(
+      livenessOf(robot.lastAccess, ctx.clock.nowMs(), ctx.partOfflineAfterMs, robot.connectedLastAccess),
+    ),
   };
 }
 
@@ -119,7 +121,14 @@ export function partToProto(ctx: FleetContext, part: PartRecord): Init<typeof ap
     createdOn: ts(part.createdAt),
     secrets: part.secrets.map(sharedSecretToProto),
     lastUpdated: ts(part.lastUpdated),
-    ...livenessFields(livenessOf(part.lastAccess, ctx.clock.nowMs(), ctx.partOfflineAfterMs)),
+    ...livenessFields(
+      livenessOf(
+        part.lastAccess,
+        ctx.clock.nowMs(),
+        ctx.partOfflineAfterMs,
+        part.disconnectedAt ? null : part.lastAccess,
+      ),
+    ),
   };
 }
 

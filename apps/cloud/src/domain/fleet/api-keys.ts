@@ -1,5 +1,6 @@
 import { withTransaction } from '../../infra/postgres/database.ts';
 import type { Principal } from '../auth/principal.ts';
+import { storeSealedApiKeySecret } from '../auth/sealed-api-key-secrets.ts';
 import { generateSecret, hashSecret } from '../auth/secrets.ts';
 import { invalidArgument, notFound } from '../errors.ts';
 import { newUuid } from '../shared/ids.ts';
@@ -63,6 +64,7 @@ async function insertNewKey(
       createdAt: new Date(ctx.clock.nowMs()),
     });
     for (const grant of grants) await insertAuthorization(client, toRecord(grant, 'api-key', id));
+    await storeSealedApiKeySecret(client, organizationId, id, key);
   });
   return { id, key };
 }
@@ -134,7 +136,10 @@ export async function deleteKey(ctx: FleetContext, principal: Principal, keyId: 
 export async function rotateKey(ctx: FleetContext, principal: Principal, keyId: string): Promise<NewKey> {
   const key = await requireOwnedKey(ctx, principal, keyId);
   const secret = generateSecret();
-  await rotateKeySecret(ctx.db, key.organizationId, key.id, hashSecret(secret));
+  await withTransaction(ctx.db, async (client) => {
+    await rotateKeySecret(client, key.organizationId, key.id, hashSecret(secret));
+    await storeSealedApiKeySecret(client, key.organizationId, key.id, secret);
+  });
   ctx.forgetCredentials();
   return { id: key.id, key: secret };
 }

@@ -7,9 +7,21 @@ export interface Liveness {
   secondsSinceOnline: number;
 }
 
-export function livenessOf(lastAccess: Date | null, nowMs: number, offlineAfterMs: number): Liveness {
+/**
+ * Online while the last contact is within `offlineAfterMs`. `connectedLastAccess` is the last contact not
+ * followed by the end of the part's live stream (null when the stream ended since): a machine whose
+ * stream died shows offline at once instead of after the window.
+ */
+export function livenessOf(
+  lastAccess: Date | null,
+  nowMs: number,
+  offlineAfterMs: number,
+  connectedLastAccess: Date | null = lastAccess,
+): Liveness {
   if (!lastAccess) return { status: 'awaiting-setup', secondsSinceOnline: 0 };
+  if (connectedLastAccess && Math.max(0, nowMs - connectedLastAccess.getTime()) < offlineAfterMs) {
+    return { status: 'online', secondsSinceOnline: 0 };
+  }
   const silentMs = Math.max(0, nowMs - lastAccess.getTime());
-  if (silentMs < offlineAfterMs) return { status: 'online', secondsSinceOnline: 0 };
   return { status: 'offline', secondsSinceOnline: Math.floor(silentMs / 1000) };
 }

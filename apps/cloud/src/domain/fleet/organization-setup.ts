@@ -1,4 +1,5 @@
 import type { DatabaseClient } from '../../infra/postgres/database.ts';
+import { storeSealedApiKeySecret } from '../auth/sealed-api-key-secrets.ts';
 import { generateSecret, hashSecret } from '../auth/secrets.ts';
 import { newLocationId, newUuid } from '../shared/ids.ts';
 import { requireName } from '../validate.ts';
@@ -42,5 +43,6 @@ export async function createOrganizationWithOwnerKey(
      VALUES ($1::uuid, 'api-key', $2, 'owner', 'organization', $1::text)`,
     [organizationId, apiKeyId],
   );
+  await storeSealedApiKeySecret(client, organizationId, apiKeyId, apiKey);
   return { organizationId, locationId, apiKeyId, apiKey };
 }

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../infra/postgres/database.ts';
+import { notifyMachine } from '../machines/machine-notifications.ts';
 import type { SharedSecretRecord } from './locations-repository.ts';
 
 export interface PartRecord {
@@ -13,6 +14,8 @@ export interface PartRecord {
   revision: number;
   lastUpdated: Date;
   lastAccess: Date | null;
+  /** Set when the part's live stream ended (it shows offline at once); cleared at the next contact. */
+  disconnectedAt: Date | null;
   userSuppliedInfo: Record<string, unknown> | null;
   createdAt: Date;
   needsRestart: boolean;
@@ -43,6 +46,7 @@ interface PartRow {
   revision: string;
   last_updated: Date;
   last_access: Date | null;
+  disconnected_at: Date | null;
   user_supplied_info: Record<string, unknown> | null;
   created_at: Date;
   needs_restart: boolean;
@@ -51,7 +55,7 @@ interface PartRow {
 
 const selectPart = `
   SELECT p.id, p.organization_id, p.location_id, p.robot_id, p.name, p.dns_name, p.main_part, p.config, p.revision,
-         p.last_updated, p.last_access, p.user_supplied_info, p.created_at, p.needs_restart,
+         p.last_updated, p.last_access, p.disconnected_at, p.user_supplied_info, p.created_at, p.needs_restart,
          (SELECT json_agg(json_build_object('id', s.id, 'secret', s.secret, 'created_at', s.created_at, 'state', s.state)
                           ORDER BY s.created_at, s.id)
             FROM part_secrets s WHERE s.part_id = p.id AND s.organization_id = p.organization_id AND s.state = 1) AS secrets
@@ -70,6 +74,7 @@ function fromRow(row: PartRow): PartRecord {
     revision: Number(row.revision),
     lastUpdated: row.last_updated,
     lastAccess: row.last_access,
+    disconnectedAt: row.disconnected_at,
     userSuppliedInfo: row.user_supplied_info,
     createdAt: row.created_at,
     needsRestart: row.needs_restart,
@@ -185,10 +190,21 @@ export async function updatePartConfig(
   id: string,
   change: { name: string; config: Record<string, unknown>; updatedAt: Date },
 ): Promise<void> {
-  await db.query(
-    'UPDATE robot_parts SET name = $3, config = $4, last_updated = $5, revision = revision + 1 WHERE id = $1 AND organization_id = $2',
+  const result = await db.query<{ revision: string }>(
+    'UPDATE robot_parts SET name = $3, config = $4, last_updated = $5, revision = revision + 1 WHERE id = $1 AND organization_id = $2 RETURNING revision',
     [id, organizationId, change.name, JSON.stringify(change.config), change.updatedAt],
   );
+  // Delivered on commit to the replica holding the part's live stream (configuration push).
+  const revision = result.rows[0]?.revision;
+  if (revision !== undefined) {
+    await notifyMachine(db, {
+      kind: 'config-changed',
+      o: organizationId,
+      p: id,
+      revision,
+      at: change.updatedAt.getTime(),
+    });
+  }
 }
 
 export async function setMainPart(
@@ -236,6 +252,7 @@ function partFromSnapshot(snapshot: Record<string, unknown>): PartRecord {
     ...(snapshot as unknown as PartRecord),
     lastUpdated: date(snapshot.lastUpdated) ?? new Date(0),
     lastAccess: date(snapshot.lastAccess),
+    disconnectedAt: date(snapshot.disconnectedAt),
     createdAt: date(snapshot.createdAt) ?? new Date(0),
     secrets: [],
   };

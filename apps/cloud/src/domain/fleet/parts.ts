@@ -3,6 +3,7 @@ import { hasRole, requireRole } from '../auth/permissions.ts';
 import type { Principal, Role } from '../auth/principal.ts';
 import { generateSecret } from '../auth/secrets.ts';
 import { DomainError, failedPrecondition, notFound } from '../errors.ts';
+import { notifyMachine } from '../machines/machine-notifications.ts';
 import { newUuid } from '../shared/ids.ts';
 import { requireName, requireUuid } from '../validate.ts';
 import { type FleetContext, fleetLimits, organizationIdsOf } from './fleet-context.ts';
@@ -233,6 +234,13 @@ export async function markPartForRestart(
 ): Promise<void> {
   const part = await requirePart(ctx, principal, partId, 'operator', 'part_id');
   await setNeedsRestart(ctx.db, part.organizationId, part.id, true);
+  // The replica holding the part's live stream tells the machine at once.
+  await notifyMachine(ctx.db, {
+    kind: 'restart-requested',
+    o: part.organizationId,
+    p: part.id,
+    at: ctx.clock.nowMs(),
+  });
 }
 
 export async function createRobotPartSecret(

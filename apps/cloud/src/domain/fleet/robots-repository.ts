@@ -8,6 +8,8 @@ export interface RobotRecord {
   createdAt: Date;
   /** The most recent access of any of its parts. */
   lastAccess: Date | null;
+  /** The most recent access of its parts whose live stream has not ended since (see liveness.ts). */
+  connectedLastAccess: Date | null;
 }
 
 interface RobotRow {
@@ -17,11 +19,14 @@ interface RobotRow {
   name: string;
   created_at: Date;
   last_access: Date | null;
+  connected_last_access: Date | null;
 }
 
 const selectRobot = `
   SELECT r.id, r.organization_id, r.location_id, r.name, r.created_at,
-         (SELECT max(p.last_access) FROM robot_parts p WHERE p.robot_id = r.id AND p.organization_id = r.organization_id) AS last_access
+         (SELECT max(p.last_access) FROM robot_parts p WHERE p.robot_id = r.id AND p.organization_id = r.organization_id) AS last_access,
+         (SELECT max(p.last_access) FROM robot_parts p
+           WHERE p.robot_id = r.id AND p.organization_id = r.organization_id AND p.disconnected_at IS NULL) AS connected_last_access
     FROM robots r`;
 
 function fromRow(row: RobotRow): RobotRecord {
@@ -32,6 +37,7 @@ function fromRow(row: RobotRow): RobotRecord {
     name: row.name,
     createdAt: row.created_at,
     lastAccess: row.last_access,
+    connectedLastAccess: row.connected_last_access,
   };
 }
 
