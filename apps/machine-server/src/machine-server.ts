@@ -150,6 +150,8 @@ export async function startMachineServer(
     resolveStopped = resolve;
   });
 
+  // The process lives until stop(), whatever else holds the event loop.
+  const keepAlive = setInterval(() => {}, 1 << 30);
   const queue = createSerialQueue();
   let retryTimer: NodeJS.Timeout | undefined;
   const scheduleRetry = (delayMs: number) => {
@@ -390,16 +392,19 @@ export async function startMachineServer(
         waitMs = intervalMs;
       }
     })();
-    stream = startMachineConnectionStream({
-      connection: conn,
-      logger: logger.child('networking').child('app_connection'),
-      currentRevision: () => current.revision,
-      onConfigChanged: (revision) => {
-        configLogger.debug('the cloud pushed a configuration change', { revision });
-        wakePoll?.();
-      },
-      onRestartRequested: () => restartPoller?.checkNow(),
-    });
+    // MCLOUD_MACHINE_CONNECTION=off: poll only (tests and the push-vs-poll benchmark).
+    if (options.env.MCLOUD_MACHINE_CONNECTION === 'off') stream = undefined;
+    else
+      stream = startMachineConnectionStream({
+        connection: conn,
+        logger: logger.child('networking').child('app_connection'),
+        currentRevision: () => current.revision,
+        onConfigChanged: (revision) => {
+          configLogger.debug('the cloud pushed a configuration change', { revision });
+          wakePoll?.();
+        },
+        onRestartRequested: () => restartPoller?.checkNow(),
+      });
     if (!options.env.VIAM_AGENT_HANDLES_NEEDS_RESTART_CHECKING) {
       restartPoller = startNeedsRestartPoller(conn, logger.child('config'), () =>
         host.requestShutdown('app_restart'),
@@ -413,6 +418,7 @@ export async function startMachineServer(
       resolveStopping(reason);
       logger.info('shutting down', { reason });
       lifetime.abort();
+      clearInterval(keepAlive);
       clearTimeout(retryTimer);
       fileWatcher?.close();
       restartPoller?.stop();

@@ -216,7 +216,9 @@ export function createResourceManager(options: ResourceManagerOptions): Resource
     const notReady = node.required.filter((key) => nodes.get(key)?.state !== 'ready');
     if (notReady.length > 0) {
       await closeResource(node, signal);
-      setState(node, 'unhealthy', `waiting for dependencies that are not ready: ${notReady.join(', ')}`);
+      const reason = `waiting for dependencies that are not ready: ${notReady.join(', ')}`;
+      if (node.error !== reason) logger.info('resource waits for its dependencies', { resource: node.key, reason });
+      setState(node, 'unhealthy', reason);
       return;
     }
     const registration = registry.lookup(node.config.api, node.config.model);
@@ -263,6 +265,7 @@ export function createResourceManager(options: ResourceManagerOptions): Resource
     node.builtWith = readyKeys([...node.optional, ...node.weak]);
     setState(node, 'ready');
     report.built.push(node.key);
+    logger.debug('resource built', { resource: node.key, revision: currentRevision });
     for (const other of nodes.values()) {
       if (other.key !== node.key && other.state === 'ready' && edgesOf(other).includes(node.key))
         other.needsBuild = true;
