@@ -217,7 +217,8 @@ export function createResourceManager(options: ResourceManagerOptions): Resource
     if (notReady.length > 0) {
       await closeResource(node, signal);
       const reason = `waiting for dependencies that are not ready: ${notReady.join(', ')}`;
-      if (node.error !== reason) logger.info('resource waits for its dependencies', { resource: node.key, reason });
+      if (node.error !== reason)
+        logger.info('resource waits for its dependencies', { resource: node.key, reason });
       setState(node, 'unhealthy', reason);
       return;
     }
