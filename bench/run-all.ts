@@ -7,7 +7,12 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { renderReadme } from './lib/report.ts';
 
-const scripts = ['ingest-tabular.ts', 'tabular-first-page.ts', 'streaming-upload.ts'];
+const scripts = [
+  'ingest-tabular.ts',
+  'tabular-first-page.ts',
+  'streaming-upload.ts',
+  'machine-data-capture.ts',
+];
 const extra = process.argv.slice(2);
 const failed: string[] = [];
 for (const script of scripts) {

@@ -86,7 +86,7 @@ export function writeResult(result: BenchResult): void {
   renderReadme();
 }
 
-const order = ['ingest-tabular', 'tabular-first-page', 'streaming-upload'];
+const order = ['ingest-tabular', 'tabular-first-page', 'streaming-upload', 'machine-data-capture'];
 const rank = (name: string) => {
   const base = order.findIndex((o) => name.startsWith(o));
   return base * 10 + (name === order[base] ? 0 : name.split('-server-').length);

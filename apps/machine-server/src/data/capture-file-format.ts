@@ -17,6 +17,7 @@ import {
 import { dataSyncPb } from '@mcloud/protocol';
 import { MachineError } from '../errors.ts';
 import type { JsonObject, JsonValue } from '../json.ts';
+import { encodeTabularReadingDelimited } from './sensor-data-encoding.ts';
 
 export type CaptureDataType = 'tabular' | 'binary';
 
@@ -132,6 +133,9 @@ export function encodeCaptureHeader(metadata: CaptureFileMetadata): Uint8Array {
 }
 
 export function encodeCapturedReading(reading: CapturedReading): Uint8Array {
+  if (reading.data.kind === 'struct') {
+    return encodeTabularReadingDelimited(reading.timeRequestedMs, reading.timeReceivedMs, reading.data.value);
+  }
   return sizeDelimitedEncode(dataSyncPb.SensorDataSchema, sensorDataToProto(reading));
 }
 
@@ -157,16 +161,20 @@ export interface DecodedCaptureFile {
 }
 
 /**
- * The size-delimited messages of `bytes`: `[start, end)` of each message body. `complete` is the
- * length of the longest prefix made of whole messages (what a crash-interrupted file can keep).
+ * The size-delimited messages of `bytes`: `[start, end)` of each message body, `prefix` where its size
+ * varint starts. `complete` is the length of the longest prefix made of whole messages (what a
+ * crash-interrupted file can keep).
  */
-export function splitDelimited(bytes: Uint8Array): { messages: [number, number][]; complete: number } {
-  const messages: [number, number][] = [];
+export function splitDelimited(bytes: Uint8Array): {
+  messages: [start: number, end: number, prefix: number][];
+  complete: number;
+} {
+  const messages: [number, number, number][] = [];
   let offset = 0;
   while (offset < bytes.length) {
     const size = readVarint(bytes, offset);
     if (!size || size.next + size.value > bytes.length) break;
-    messages.push([size.next, size.next + size.value]);
+    messages.push([size.next, size.next + size.value, offset]);
     offset = size.next + size.value;
   }
   return { messages, complete: offset };
@@ -234,8 +242,16 @@ export function decodeCapturedReading(
   };
 }
 
-/** A whole capture file in memory. Truncated or malformed content is a CaptureFileFormatError. */
-export function decodeCaptureFile(bytes: Uint8Array, filePath: string): DecodedCaptureFile {
+/** The header of a file's bytes (the rest unread). */
+export function peekCaptureMetadata(bytes: Uint8Array, filePath: string): CaptureFileMetadata {
+  const size = readVarint(bytes, 0);
+  if (!size || size.next + size.value > bytes.length)
+    throw new CaptureFileFormatError(filePath, 'has no whole header');
+  return decodeCaptureMetadata(bytes.subarray(size.next, size.next + size.value), filePath);
+}
+
+/** The header and the reading messages of a whole file; truncation is a CaptureFileFormatError. */
+function splitCaptureFile(bytes: Uint8Array, filePath: string) {
   const { messages, complete } = splitDelimited(bytes);
   if (complete !== bytes.length) {
     throw new CaptureFileFormatError(
@@ -245,7 +261,55 @@ export function decodeCaptureFile(bytes: Uint8Array, filePath: string): DecodedC
   }
   const [first, ...rest] = messages;
   if (!first) throw new CaptureFileFormatError(filePath, 'has no header');
-  const metadata = decodeCaptureMetadata(bytes.subarray(first[0], first[1]), filePath);
+  return { metadata: decodeCaptureMetadata(bytes.subarray(first[0], first[1]), filePath), rest };
+}
+
+/**
+ * A tabular file's readings as their size-delimited SensorData bytes, unparsed: exactly what a
+ * `repeated SensorData` field holds on the wire, so an upload request is built by concatenation instead
+ * of decoding and re-encoding every Struct. Each message's top-level fields are checked (metadata and
+ * struct only), so a binary reading in a tabular file is still a format error.
+ */
+export function scanTabularCaptureFile(
+  bytes: Uint8Array,
+  filePath: string,
+): { metadata: CaptureFileMetadata; rawReadings: Uint8Array[] } {
+  const { metadata, rest } = splitCaptureFile(bytes, filePath);
+  if (metadata.dataType !== 'tabular') {
+    throw new CaptureFileFormatError(filePath, 'is a binary capture file, not tabular');
+  }
+  const rawReadings = rest.map(([start, end, prefix], index) => {
+    checkTabularFields(bytes, start, end, filePath, index);
+    return bytes.subarray(prefix, end);
+  });
+  return { metadata, rawReadings };
+}
+
+/** SensorData fields: 1 metadata, 2 struct (both length-delimited); anything else is not tabular. */
+function checkTabularFields(
+  bytes: Uint8Array,
+  start: number,
+  end: number,
+  filePath: string,
+  index: number,
+): void {
+  let position = start;
+  while (position < end) {
+    const tag = readVarint(bytes, position);
+    const field = tag ? Math.floor(tag.value / 8) : 0;
+    const length = tag && tag.value % 8 === 2 ? readVarint(bytes, tag.next) : undefined;
+    if (!tag || !length || length.next + length.value > end || (field !== 1 && field !== 2)) {
+      const what =
+        field === 3 ? 'binary data but the file is tabular' : `a malformed or unexpected field ${field}`;
+      throw new CaptureFileFormatError(filePath, `reading ${index} carries ${what}`);
+    }
+    position = length.next + length.value;
+  }
+}
+
+/** A whole capture file in memory. Truncated or malformed content is a CaptureFileFormatError. */
+export function decodeCaptureFile(bytes: Uint8Array, filePath: string): DecodedCaptureFile {
+  const { metadata, rest } = splitCaptureFile(bytes, filePath);
   const readings = rest.map(([start, end], index) =>
     decodeCapturedReading(bytes.subarray(start, end), metadata.dataType, filePath, index),
   );

@@ -7,13 +7,14 @@ import { type FileHandle, open } from 'node:fs/promises';
 import { fromBinary } from '@bufbuild/protobuf';
 import { dataSyncPb } from '@mcloud/protocol';
 import {
-  type CapturedReading,
   CaptureFileFormatError,
   type CaptureFileMetadata,
   decodeCaptureFile,
   decodeCaptureMetadata,
   msOfTimestamp,
+  peekCaptureMetadata,
   readVarint,
+  scanTabularCaptureFile,
 } from './capture-file-format.ts';
 
 /** A binary reading located in its file. */
@@ -28,7 +29,12 @@ export interface LocatedBinaryReading {
 }
 
 export type OpenedCaptureFile =
-  | { readonly kind: 'tabular'; readonly metadata: CaptureFileMetadata; readonly readings: CapturedReading[] }
+  | {
+      readonly kind: 'tabular';
+      readonly metadata: CaptureFileMetadata;
+      /** Each reading's size-delimited SensorData bytes (see scanTabularCaptureFile). */
+      readonly rawReadings: Uint8Array[];
+    }
   | {
       readonly kind: 'binary';
       readonly metadata: CaptureFileMetadata;
@@ -45,8 +51,10 @@ export async function readCaptureFile(filePath: string, signal?: AbortSignal): P
     const { size } = await handle.stat();
     if (size <= wholeReadLimitBytes) {
       const bytes = await handle.readFile(signal ? { signal } : {});
+      const header = peekCaptureMetadata(bytes, filePath);
+      if (header.dataType === 'tabular')
+        return { kind: 'tabular', ...scanTabularCaptureFile(bytes, filePath) };
       const decoded = decodeCaptureFile(bytes, filePath);
-      if (decoded.metadata.dataType === 'tabular') return { kind: 'tabular', ...decoded };
       return {
         kind: 'binary',
         metadata: decoded.metadata,

@@ -6,6 +6,7 @@
  * lost acknowledgement stores nothing twice.
  */
 import { create } from '@bufbuild/protobuf';
+import { WireType } from '@bufbuild/protobuf/wire';
 import type { Client } from '@connectrpc/connect';
 import { dataSyncPb } from '@mcloud/protocol';
 import {
@@ -22,6 +23,8 @@ export type DataSyncClient = Client<typeof dataSyncPb.DataSyncService>;
 /** Binary payloads above this go through StreamingDataCaptureUpload (as the reference does). */
 export const streamingThresholdBytes = 1_000_000;
 export const uploadChunkBytes = 64 * 1024;
+/** DataCaptureUploadRequest.sensor_contents. */
+const sensorContentsField = 2;
 
 export interface UploadTarget {
   readonly client: DataSyncClient;
@@ -37,14 +40,20 @@ export async function uploadCaptureFile(
   signal: AbortSignal,
 ): Promise<CaptureUploadOutcome> {
   const file = await readCaptureFile(filePath, signal);
-  if (file.readings.length === 0) return { kind: 'empty' };
+  const count = file.kind === 'tabular' ? file.rawReadings.length : file.readings.length;
+  if (count === 0) return { kind: 'empty' };
   const metadata = uploadMetadataOf(target.partId, file.metadata);
   if (file.kind === 'tabular') {
-    await target.client.dataCaptureUpload(
-      { metadata, sensorContents: file.readings.map(sensorDataToProto) },
-      { signal },
-    );
-    return { kind: 'uploaded', readings: file.readings.length };
+    // `sensor_contents` (field 2) carried as the file's own SensorData bytes: no Struct is decoded
+    // or re-encoded on the way (the wire bytes are identical).
+    const request = create(dataSyncPb.DataCaptureUploadRequestSchema, { metadata });
+    request.$unknown = file.rawReadings.map((data) => ({
+      no: sensorContentsField,
+      wireType: WireType.LengthDelimited,
+      data,
+    }));
+    await target.client.dataCaptureUpload(request, { signal });
+    return { kind: 'uploaded', readings: count };
   }
   for (const reading of file.readings) {
     if (reading.length <= streamingThresholdBytes) {

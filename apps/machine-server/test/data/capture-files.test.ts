@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { appendFile, mkdir, readFile, stat, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { sizeDelimitedDecodeStream } from '@bufbuild/protobuf/wire';
+import { sizeDelimitedDecodeStream, sizeDelimitedEncode } from '@bufbuild/protobuf/wire';
 import { dataSyncPb } from '@mcloud/protocol';
 import {
   type CaptureFileMetadata,
@@ -10,11 +10,13 @@ import {
   encodeCapturedReading,
   encodeCaptureHeader,
   isCaptureFileFormatError,
+  sensorDataToProto,
 } from '../../src/data/capture-file-format.ts';
 import { payloadChunks, readCaptureFile } from '../../src/data/capture-file-reader.ts';
 import { recoverInterruptedCaptureFiles } from '../../src/data/capture-file-recovery.ts';
 import { createTabularCaptureWriter, writeBinaryCaptureFile } from '../../src/data/capture-file-writer.ts';
 import { captureFileStem, methodCaptureDir } from '../../src/data/capture-paths.ts';
+import type { JsonObject } from '../../src/json.ts';
 import { createSilentLogger } from '../../src/logging/logger.ts';
 import { listFiles, makeTempDir } from './data-fixtures.ts';
 
@@ -89,6 +91,30 @@ test('the on-disk bytes are size-delimited DataCaptureMetadata then SensorData (
     kind: 'struct',
     value: { readings: { value: 2, label: 'r2' } },
   });
+});
+
+test('the direct tabular encoder writes exactly the bytes protobuf-es writes', () => {
+  const values: JsonObject[] = [
+    { readings: { a: 1.5, b: -0, c: 'x', d: true, e: false, f: null, g: '', h: 0 } },
+    { readings: { nested: { deep: { list: [1, 'two', null, [3, { four: 4 }], {}], empty: {} } } } },
+    { readings: { big: 1e300, small: -1e-300, nan: Number.NaN, unicode: 'héllo ✓ 😀' } },
+    {},
+  ];
+  for (const [index, value] of values.entries()) {
+    for (const ms of [0, 1, 1_700_000_000_123.456, Date.now()]) {
+      const reading = {
+        timeRequestedMs: ms,
+        timeReceivedMs: ms + 0.001 * index,
+        data: { kind: 'struct' as const, value },
+      };
+      const expected = sizeDelimitedEncode(dataSyncPb.SensorDataSchema, sensorDataToProto(reading));
+      assert.deepEqual(
+        Buffer.from(encodeCapturedReading(reading)),
+        Buffer.from(expected),
+        JSON.stringify({ value, ms }),
+      );
+    }
+  }
 });
 
 test('a tabular file is completed once it exceeds the size limit; flush completes a partial one', async () => {
