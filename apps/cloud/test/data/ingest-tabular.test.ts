@@ -321,3 +321,38 @@ test('malformed SensorData or metadata bytes are InvalidArgument naming the entr
   );
   assert.equal(stored.rows[0]?.n, '0');
 });
+
+test('concurrent uploads share transactions; a bad one fails alone and identical ones store once', async () => {
+  const day = Date.UTC(2025, 6, 14);
+  const uploads = Array.from({ length: 40 }, (_, i) =>
+    client.dataCaptureUpload({
+      metadata: uploadMetadata(part.partId, { componentName: 'group-commit' }),
+      sensorContents: Array.from({ length: 50 }, (_, j) =>
+        reading(day + i * 1000 + j, i, i === 17 ? { bad: 'a\u0000b' } : {}),
+      ),
+    }),
+  );
+  // Two identical uploads race inside the same burst.
+  const twin = () =>
+    client.dataCaptureUpload({
+      metadata: uploadMetadata(part.partId, { componentName: 'group-commit' }),
+      sensorContents: [reading(day + 999_999, 1)],
+    });
+  const results = await Promise.allSettled([...uploads, twin(), twin()]);
+  const failed = results.flatMap((result, index) => (result.status === 'rejected' ? [index] : []));
+  assert.deepEqual(failed, [17]);
+  const [first, second] = results
+    .slice(40)
+    .map((r) => (r.status === 'fulfilled' ? r.value.binaryDataId : ''));
+  assert.ok(first);
+  assert.equal(first, second);
+  const stored = await t.cloud.deps.db.query<{ readings: string; transactions: string }>(
+    `SELECT count(*)::text AS readings, count(DISTINCT r.xmin::text)::text AS transactions
+       FROM readings r JOIN capture_sources s ON s.id = r.source_id
+      WHERE s.part_id = $1 AND s.component_name = 'group-commit'`,
+    [part.partId],
+  );
+  assert.equal(stored.rows[0]?.readings, String(39 * 50 + 1));
+  // Rows committed together share a transaction ID: fewer transactions than uploads proves grouping.
+  assert.ok(Number(stored.rows[0]?.transactions) < 40, `transactions: ${stored.rows[0]?.transactions}`);
+});

@@ -1,7 +1,4 @@
 import { createHash } from 'node:crypto';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { from as copyFrom } from 'pg-copy-streams';
 import type { Database } from '../../../infra/postgres/database.ts';
 import type { Principal } from '../../auth/principal.ts';
 import { DomainError, invalidArgument } from '../../errors.ts';
@@ -10,6 +7,7 @@ import { newObjectId } from '../../shared/ids.ts';
 import { binaryDataIdOf, fileIdOf } from './binary-data-id.ts';
 import { type CaptureSource, captureSourceHash, findOrCreateCaptureSource } from './capture-sources.ts';
 import { captureInstantUs, microsToIso } from './capture-time.ts';
+import { readingBatchWriterFor } from './reading-batch-writer.ts';
 import { ensureReadingPartitions, forgetReadingPartitions, monthIndexOf } from './reading-partitions.ts';
 import { resolveUploadPart } from './upload-part.ts';
 import { findReceipt } from './upload-receipts.ts';
@@ -25,8 +23,8 @@ export interface TabularIngestDeps {
 
 /**
  * Stores each struct SensorData as one reading of the part. The hot path: all readings of a request go
- * in with ONE COPY inside the transaction that also writes the upload receipt (atomic; no per-row round
- * trips; three round trips per request). A retried identical upload (same part,
+ * in with COPY inside the transaction that also writes the upload receipt (atomic; no per-row round
+ * trips), and concurrent uploads share transactions (see reading-batch-writer.ts). A retried identical upload (same part,
  * metadata, timestamps and payloads) stores nothing and returns the first upload's IDs.
  */
 export async function ingestTabularReadings(
@@ -112,13 +110,14 @@ export async function ingestTabularReadings(
   let storedId: string | undefined;
   for (let attempt = 1; ; attempt++) {
     try {
-      storedId = await insertWithReceipt(
-        deps.db,
-        part.organizationId,
+      const stored = await readingBatchWriterFor(deps.db).write({
+        organizationId: part.organizationId,
         idempotencyKey,
         binaryDataId,
         copyText,
-      );
+        rowCount: count,
+      });
+      storedId = stored ? binaryDataId : undefined;
       break;
     } catch (error) {
       // 23514: no partition for a row (one was dropped behind this process's cache): recreate once.
@@ -134,50 +133,6 @@ export async function ingestTabularReadings(
   const existing = await findReceipt(deps.db, part.organizationId, idempotencyKey);
   if (!existing) throw new DomainError('Aborted', 'a concurrent identical upload failed; retry the upload');
   return { fileId: fileIdOf(existing), binaryDataId: existing, duplicate: true };
-}
-
-const copyReadingsSql =
-  'COPY readings (organization_id, source_id, captured_at, time_requested, time_received, synced_at, size_bytes, data) FROM STDIN';
-
-/**
- * One transaction: the receipt row, then every reading through COPY (the database's bulk path: batched
- * heap inserts, no per-row executor work). Three round trips whatever the batch size. Returns the stored
- * ID, or undefined when an identical upload already holds the receipt (then nothing is written).
- */
-async function insertWithReceipt(
-  db: Database,
-  organizationId: string,
-  idempotencyKey: Buffer,
-  binaryDataId: string,
-  copyText: string,
-): Promise<string | undefined> {
-  const client = await db.connect();
-  let open = false;
-  try {
-    // Every value here was produced by this server (UUID from the database, hex digest, generated ID),
-    // so the statement is built as text and runs in one round trip with BEGIN.
-    open = true;
-    const results = (await client.query(
-      `BEGIN; INSERT INTO upload_receipts (organization_id, idempotency_key, file_id)
-       VALUES ('${organizationId}', '\\x${idempotencyKey.toString('hex')}', '${binaryDataId}')
-       ON CONFLICT DO NOTHING RETURNING file_id`,
-    )) as unknown as { rowCount: number | null }[];
-    if (!results[1]?.rowCount) {
-      await client.query('ROLLBACK');
-      open = false;
-      return undefined;
-    }
-    const copy = client.query(copyFrom(copyReadingsSql));
-    await pipeline(Readable.from([copyText], { objectMode: false }), copy);
-    await client.query('COMMIT');
-    open = false;
-    return binaryDataId;
-  } catch (error) {
-    if (open) await client.query('ROLLBACK').catch(() => {});
-    throw error;
-  } finally {
-    client.release();
-  }
 }
 
 /**
