@@ -92,10 +92,12 @@ export async function verifySignedDownload(
     return { ok: false, reason: 'invalid' };
   }
   const expires = Number(expiresParam);
-  const given = Buffer.from(sigParam, 'base64url');
+  // Compared as text: the last of 43 base64url characters carries 2 unused bits, so two different
+  // strings can decode to the same bytes, and an altered link must never verify.
+  const given = Buffer.from(sigParam);
   let valid = false;
   for (const { key } of await derivedKeys(deps.db)) {
-    const expected = mac(key, binaryDataId, expires);
+    const expected = Buffer.from(mac(key, binaryDataId, expires).toString('base64url'));
     if (expected.length === given.length && timingSafeEqual(expected, given)) valid = true;
   }
   if (!valid) return { ok: false, reason: 'invalid' };
