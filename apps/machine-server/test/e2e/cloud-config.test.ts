@@ -1,0 +1,108 @@
+/**
+ * Real cloud (embedded PostgreSQL) + real machine-server processes: boot from the cloud (cache
+ * written 0600), a config change applied through the poll (push off) and through the push (poll
+ * slow), and an offline boot from the cache when the cloud is unreachable.
+ */
+import assert from 'node:assert/strict';
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { startTestCloud, type TestCloud } from '@mcloud/cloud/testing';
+import {
+  type CloudPart,
+  createCloudPart,
+  credentialsFile,
+  fakeSensors,
+  setPartConfig,
+} from '../support/cloud-machine-fixtures.ts';
+import { type MachineProcess, startMachineProcess } from '../support/machine-process.ts';
+
+let t: TestCloud;
+const machines: MachineProcess[] = [];
+before(async () => {
+  t = await startTestCloud();
+});
+after(async () => {
+  for (const machine of machines) await machine.stop();
+  for (const machine of machines) await machine.cleanup();
+  await t?.stop();
+});
+
+describe('machine-server managed by the cloud', () => {
+  let part: CloudPart;
+  let firstDir: string;
+
+  it('boots from the cloud, caches the config (0600) and applies a change through the poll', async () => {
+    part = await createCloudPart(t, 'poll-machine');
+    await setPartConfig(part, { components: fakeSensors(3) });
+    const machine = await startMachineProcess({
+      config: credentialsFile(t.url, part, '1s'),
+      args: ['-debug'],
+      env: { MCLOUD_MACHINE_CONNECTION: 'off' },
+    });
+    machines.push(machine);
+    firstDir = machine.dir;
+    const applied = await machine.waitForLine(/initial configuration applied/);
+    assert.match(applied, /"built":3,"failed":0/);
+    const cache = path.join(machine.viamHome, `cached_cloud_config_${part.partId}.json`);
+    assert.equal((await stat(cache)).mode & 0o777, 0o600);
+    const cached = JSON.parse(await readFile(cache, 'utf8')) as {
+      components: unknown[];
+      cloud: { fqdn: string };
+    };
+    assert.equal(cached.components.length, 3);
+    assert.ok(cached.cloud.fqdn);
+
+    const mark = machine.lines.length;
+    const started = performance.now();
+    await setPartConfig(part, {
+      components: [...fakeSensors(3), { name: 'added', api: 'rdk:component:sensor', model: 'fake' }],
+    });
+    await machine.waitForLine(/resource built.*rdk:component:sensor\/added/, 15_000, mark);
+    const elapsed = performance.now() - started;
+    assert.ok(elapsed < 5000, `poll every 1 s applied the change in ${Math.round(elapsed)} ms`);
+    assert.equal(
+      machine.lines.slice(mark).filter((l) => /resource built/.test(l)).length,
+      1,
+      'only the added resource is built',
+    );
+    assert.equal(await machine.stop(), 0);
+  });
+
+  it('boots offline from the cache when the cloud cannot be reached', async () => {
+    const unreachable = {
+      cloud: { app_address: 'http://127.0.0.1:9', id: part.partId, secret: part.secret },
+    };
+    const machine = await startMachineProcess({
+      config: unreachable,
+      dir: firstDir,
+      env: { MCLOUD_MACHINE_CONNECTION: 'off' },
+    });
+    machines.push(machine);
+    await machine.waitForLine(/could not apply new cloud config; using cached version/, 20_000);
+    const applied = await machine.waitForLine(/initial configuration applied/, 20_000);
+    assert.match(applied, /"built":4,"failed":0/);
+    assert.equal(await machine.stop(), 0);
+  });
+
+  it('applies a pushed change at once (the poll is 60 s)', async () => {
+    const pushed = await createCloudPart(t, 'push-machine');
+    await setPartConfig(pushed, { components: fakeSensors(2) });
+    const machine = await startMachineProcess({
+      config: credentialsFile(t.url, pushed, '60s'),
+      args: ['-debug'],
+    });
+    machines.push(machine);
+    await machine.waitForLine(/initial configuration applied/);
+    await machine.waitForLine(/machine connection open/);
+    const mark = machine.lines.length;
+    const started = performance.now();
+    await setPartConfig(pushed, {
+      components: [...fakeSensors(2), { name: 'pushed', api: 'rdk:component:camera', model: 'fake' }],
+    });
+    await machine.waitForLine(/resource built.*rdk:component:camera\/pushed/, 10_000, mark);
+    const elapsed = performance.now() - started;
+    assert.ok(elapsed < 3000, `push applied the change in ${Math.round(elapsed)} ms`);
+    assert.equal(await machine.stop(), 0);
+  });
+});
