@@ -6,6 +6,7 @@
  * - ms-modules: `moduleReconciler` (modules are part of the reconfigure pass, see ModuleReconciler);
  * - ms-logging: `logging` (replaces the default console logging; honours -log-file).
  */
+import { createDataManagerExtension } from './data/data-manager-model.ts';
 import { createDiagnosticsExtension } from './diagnostics/diagnostics-extension.ts';
 import { createMachineLogging } from './logging/machine-logging.ts';
 import type {
@@ -24,5 +25,6 @@ export interface DefaultParts {
 export function createDefaultParts(options: Omit<MachineServerOptions, 'configPath'>): DefaultParts {
   const extensions: MachineExtension[] = [];
   extensions.push(createDiagnosticsExtension(() => extensions));
+  extensions.push(createDataManagerExtension());
   return { logging: createMachineLogging({ server: options }), extensions };
 }
