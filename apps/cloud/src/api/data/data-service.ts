@@ -13,6 +13,7 @@ import {
   deleteBinaryDataByIds,
   deleteTabularData,
 } from '../../domain/data/deletion/data-deletion.ts';
+import { type MqlDataSource, tabularDataByMql } from '../../domain/data/mql/tabular-data-by-mql.ts';
 import {
   type BinaryWithContent,
   binaryDataByFilter,
@@ -29,6 +30,14 @@ import {
   getLatestTabularData,
   tabularDataByFilter,
 } from '../../domain/data/query/tabular-queries.ts';
+import {
+  createSavedQuery,
+  deleteSavedQuery,
+  getSavedQuery,
+  listSavedQueries,
+  type SavedQuery,
+  updateSavedQuery,
+} from '../../domain/data/saved-queries/saved-queries.ts';
 import {
   addTagsByFilter,
   addTagsByIds,
@@ -53,7 +62,7 @@ import { sqlQueryHandlers } from './sql-query-handlers.ts';
 
 /**
  * `viam.app.data.v1.DataService`: reads, tags, bounding boxes, deletes and signed URLs (wire-protocol
- * §2.1–2.3). SQL/MQL, indexes, saved queries and database users are not served yet (Unimplemented).
+ * §2.1–2.3), TabularDataByMQL and saved queries.
  */
 export function dataServiceHandlers(deps: CloudDeps): Partial<ServiceImpl<typeof dataPb.DataService>> {
   // Download links in BinaryMetadata.uri stay valid this long.
@@ -69,6 +78,8 @@ export function dataServiceHandlers(deps: CloudDeps): Partial<ServiceImpl<typeof
       })),
     );
   }
+
+  const mqlDeps = { db: deps.db, clock: deps.clock, queryLimits: deps.config.queryLimits };
 
   // toConnectError reports only unexpected (Internal) errors.
   const reportStreamError = (error: unknown, procedure: string) =>
@@ -309,6 +320,56 @@ export function dataServiceHandlers(deps: CloudDeps): Partial<ServiceImpl<typeof
       return {};
     },
 
+    async tabularDataByMQL(req, context) {
+      const rawData = await tabularDataByMql(
+        mqlDeps,
+        principalOf(context),
+        {
+          organizationId: req.organizationId,
+          stages: req.mqlBinary,
+          dataSource: mqlDataSourceFromProto(req.dataSource, req.useRecentData),
+          queryPrefixName: req.queryPrefixName,
+        },
+        context.signal,
+      );
+      return { rawData };
+    },
+
+    async createSavedQuery(req, context) {
+      const id = await createSavedQuery(deps, principalOf(context), {
+        organizationId: req.organizationId,
+        name: req.name,
+        stages: req.mqlBinary,
+      });
+      return { id };
+    },
+
+    async updateSavedQuery(req, context) {
+      await updateSavedQuery(deps, principalOf(context), {
+        id: req.id,
+        name: req.name,
+        stages: req.mqlBinary,
+      });
+      return {};
+    },
+
+    async getSavedQuery(req, context) {
+      return { savedQuery: savedQueryToProto(await getSavedQuery(deps, principalOf(context), req.id)) };
+    },
+
+    async deleteSavedQuery(req, context) {
+      await deleteSavedQuery(deps, principalOf(context), req.id);
+      return {};
+    },
+
+    async listSavedQueries(req, context) {
+      const queries = await listSavedQueries(deps, principalOf(context), {
+        organizationId: req.organizationId,
+        limit: Number(req.limit),
+      });
+      return { queries: queries.map(savedQueryToProto) };
+    },
+
     async createBinaryDataSignedURL(req, context) {
       const { ref, shownId } = refFromProto(req.binaryDataId, undefined);
       const lifetimeMs = signedUrlLifetimeMs(req.expirationMinutes);
@@ -322,5 +383,32 @@ export function dataServiceHandlers(deps: CloudDeps): Partial<ServiceImpl<typeof
       return { signedUrl: url, expiresAt: timestampFromMs(expiresAtMs) };
     },
     ...sqlQueryHandlers(deps),
+  };
+}
+
+function mqlDataSourceFromProto(
+  source: dataPb.TabularDataSource | undefined,
+  useRecentData?: boolean,
+): MqlDataSource {
+  switch (source?.type ?? dataPb.TabularDataSourceType.UNSPECIFIED) {
+    case dataPb.TabularDataSourceType.HOT_STORAGE:
+      return { type: 'hot-storage' };
+    case dataPb.TabularDataSourceType.PIPELINE_SINK:
+      return { type: 'pipeline-sink', pipelineId: source?.pipelineId ?? '' };
+    default:
+      // Deprecated use_recent_data = HOT_STORAGE (wire-protocol §2.3).
+      return useRecentData ? { type: 'hot-storage' } : { type: 'standard' };
+  }
+}
+
+function savedQueryToProto(query: SavedQuery) {
+  return {
+    $typeName: 'viam.app.data.v1.Query' as const,
+    id: query.id,
+    organizationId: query.organizationId,
+    name: query.name,
+    mqlBinary: query.stages,
+    createdOn: timestampFromMs(query.createdAtMs),
+    updatedAt: timestampFromMs(query.updatedAtMs),
   };
 }

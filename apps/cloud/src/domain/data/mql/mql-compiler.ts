@@ -22,7 +22,7 @@ import {
   toJsonb,
   typedExpr,
 } from './mql-sql.ts';
-import { isPlainObject, type MqlStage } from './mql-values.ts';
+import { isPlainObject, type MqlStage, stageLabel } from './mql-values.ts';
 
 /**
  * An aggregation pipeline → ONE SQL statement (a chain of CTEs, which PostgreSQL inlines into a single
@@ -99,7 +99,7 @@ const stageCompilers: Record<string, StageCompiler> = {
 };
 
 function where(stage: MqlStage): string {
-  return `mql_binary[${stage.index}] (${stage.name})`;
+  return stageLabel(stage);
 }
 
 /** Refuses forbidden and unknown stages (before anything is compiled). */

@@ -19,7 +19,7 @@ import {
   toNumber,
   typedExpr,
 } from './mql-sql.ts';
-import { isPlainObject, type MqlStage, type MqlValue } from './mql-values.ts';
+import { isPlainObject, type MqlStage, type MqlValue, stageLabel } from './mql-values.ts';
 
 /**
  * $group, $count, $sortByCount and $bucket → GROUP BY. Accumulators use native aggregates where the value
@@ -29,7 +29,7 @@ import { isPlainObject, type MqlStage, type MqlValue } from './mql-values.ts';
  */
 
 function where(stage: MqlStage): string {
-  return `mql_binary[${stage.index}] (${stage.name})`;
+  return stageLabel(stage);
 }
 
 /** A key value as a non-NULL SQL value to group by (missing groups with null). */

@@ -9,7 +9,7 @@ import {
 } from './mql-pipeline-state.ts';
 import { type ExpressionScope, pathSteps } from './mql-scope.ts';
 import { jsonbExpr, jsonbLiteral, quoteText, type SqlExpr, textArrayLiteral, toJsonb } from './mql-sql.ts';
-import { isPlainObject, type MqlStage, type MqlValue } from './mql-values.ts';
+import { isPlainObject, type MqlStage, type MqlValue, stageLabel } from './mql-values.ts';
 
 /** $project, $addFields/$set, $unset, $replaceRoot/$replaceWith: stages that reshape each document. */
 
@@ -20,7 +20,7 @@ type ProjectionNode =
   | { kind: 'nested'; children: Map<string, ProjectionNode> };
 
 function where(stage: MqlStage): string {
-  return `mql_binary[${stage.index}] (${stage.name})`;
+  return stageLabel(stage);
 }
 
 function isExpressionObject(value: MqlValue): boolean {

@@ -26,7 +26,8 @@ export interface MqlRegex {
 }
 
 export interface MqlStage {
-  /** Position in the whole pipeline (saved-query prefix first), used in every error message. */
+  /** Where the stage came from, e.g. `mql_binary` or `saved query "hourly"`; with `index`, in every error. */
+  field: string;
   index: number;
   name: string;
   spec: MqlValue;
@@ -47,6 +48,11 @@ export function isPlainObject(value: unknown): value is { [key: string]: MqlValu
     !(value instanceof ObjectId) &&
     !isRegex(value)
   );
+}
+
+/** `mql_binary[2] ($group)`: how error messages name a stage. */
+export function stageLabel(stage: MqlStage): string {
+  return `${stage.field}[${stage.index}] (${stage.name})`;
 }
 
 /** Decodes one `mql_binary` element; malformed input names the stage index. */
@@ -76,7 +82,7 @@ export function decodeStage(bytes: Uint8Array, index: number, field = 'mql_binar
     );
   }
   const name = keys[0] as string;
-  return { index, name, spec: fromBson(document[name], `${where} (${name})`) };
+  return { field, index, name, spec: fromBson(document[name], `${where} (${name})`) };
 }
 
 function fromBson(value: unknown, where: string): MqlValue {
