@@ -20,16 +20,16 @@ export * as commonPb from '../gen/common/v1/common_pb.js';
 export * as genericPb from '../gen/component/generic/v1/generic_pb.js';
 export * as sensorPb from '../gen/component/sensor/v1/sensor_pb.js';
 /**
+ * mcloud.datasync.v1.RawDataCaptureUploadRequest: DataCaptureUploadRequest with each SensorData left
+ * encoded (wire-identical), for the cloud's tabular ingest hot path.
+ */
+export * as rawDataSyncPb from '../gen/mcloud/datasync/v1/raw_data_capture_upload_pb.js';
+/**
  * mcloud.machine.v1.MachineConnectionService: Machine Cloud's own live stream between a connected
  * machine-server and the cloud (heartbeats, "config changed", "restart requested"); semantics in
  * proto-own/mcloud/machine/v1/machine_connection.proto.
  */
 export * as machineConnectionPb from '../gen/mcloud/machine/v1/machine_connection_pb.js';
-/**
- * mcloud.datasync.v1.RawDataCaptureUploadRequest: DataCaptureUploadRequest with each SensorData left
- * encoded (wire-identical), for the cloud's tabular ingest hot path.
- */
-export * as rawDataSyncPb from '../gen/mcloud/datasync/v1/raw_data_capture_upload_pb.js';
 /** viam.module.v1.ModuleService: parent ⇄ module protocol (proto-extra/module/v1/module.proto). */
 export * as modulePb from '../gen/module/v1/module_pb.js';
 export * as authPb from '../gen/proto/rpc/v1/auth_pb.js';

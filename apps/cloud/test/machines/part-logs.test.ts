@@ -5,7 +5,7 @@ import { Code as ConnectCode } from '@connectrpc/connect';
 import { Code, createSdkClient, expectRpcError } from '@mcloud/sdk-testkit';
 import type { ViamClient } from '@viamrobotics/sdk';
 import type { Clock } from '../../src/domain/shared/clock.ts';
-import { type AuthedClients, createAuthedClients } from '../support/connect-clients.ts';
+import type { AuthedClients } from '../support/connect-clients.ts';
 import { createForeignOrganization, expectCode } from '../support/fleet-fixtures.ts';
 import type { TestCloud } from '../support/test-cloud.ts';
 import {
