@@ -15,6 +15,7 @@ import type {
   MachineServerOptions,
   ModuleReconciler,
 } from './machine-host.ts';
+import { createModulesPart } from './modules/modules-part.ts';
 
 export interface DefaultParts {
   readonly logging: MachineLogging;
@@ -26,5 +27,12 @@ export function createDefaultParts(options: Omit<MachineServerOptions, 'configPa
   const extensions: MachineExtension[] = [];
   extensions.push(createDiagnosticsExtension(() => extensions));
   extensions.push(createDataManagerExtension());
-  return { logging: createMachineLogging({ server: options }), extensions };
+  // ms-modules: the module parent server starts with the extensions; modules join every reconfigure pass.
+  const modules = createModulesPart(options);
+  extensions.push(modules.extension);
+  return {
+    logging: createMachineLogging({ server: options }),
+    extensions,
+    moduleReconciler: modules.reconciler,
+  };
 }

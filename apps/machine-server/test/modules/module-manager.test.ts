@@ -27,6 +27,7 @@ import { formatResourceName, parseModel, type ResourceName } from '../../src/res
 import {
   counterExecutable,
   createCapturingLogger,
+  createLoggingCapture,
   createMapLookup,
   fixedSensor,
   fixtures,
@@ -99,7 +100,7 @@ function testManager(
 }
 
 describe('module manager with the counter-sensor example', () => {
-  const logger = createCapturingLogger();
+  const { logger, lines } = createLoggingCapture();
   const lookup = createMapLookup();
   const registry = createModelRegistry();
   const rebuilds: ResourceName[][] = [];
@@ -173,13 +174,13 @@ describe('module manager with the counter-sensor example', () => {
       { log: { level: 'warn', message: 'from the module' } },
       { signal: AbortSignal.timeout(5000) },
     );
-    const line = await waitFor('the module log', () =>
-      logger.lines.find((l) => l.message === 'from the module'),
-    );
+    const line = await waitFor('the module log', () => lines.find((l) => l.message === 'from the module'));
     assert.equal(line.level, 'warn');
-    assert.equal(line.logger, 'rdk.modmanager.counter.rdk:component:sensor/c1');
-    // log_level debug: the module's debug entries are sent too.
-    assert.ok(logger.lines.some((l) => l.level === 'debug' && l.message === 'reading'));
+    assert.equal(line.logger, 'counter.rdk:component:sensor/c1');
+    // log_level debug: the module's debug entries are output although the parent logs at info.
+    const reading = lines.find((l) => l.level === 'debug' && l.message === 'reading');
+    assert.deepEqual(reading?.fields, { count: 3 });
+    assert.equal(reading?.logger, 'counter.rdk:component:sensor/c1');
   });
 
   test('a crashed module is restarted after ~5 s and its resources are handed back for rebuild', async () => {
@@ -201,7 +202,9 @@ describe('module manager with the counter-sensor example', () => {
     assert.ok(restartMs >= 4900 && restartMs < 12_000, `restarted after ${restartMs} ms`);
     assert.notEqual(manager.statuses()[0]?.pid, before.pid);
     assert.ok(
-      logger.lines.some((l) => l.level === 'error' && l.message === 'Module has unexpectedly exited.'),
+      lines.some(
+        (l) => l.logger === 'rdk.modmanager.counter' && l.message === 'Module has unexpectedly exited.',
+      ),
     );
     assert.deepEqual(rebuilds.at(-1)?.map(formatResourceName), ['rdk:component:sensor/c1']);
 
@@ -234,15 +237,15 @@ describe('module manager with the counter-sensor example', () => {
     await manager.apply(diff, AbortSignal.timeout(30_000));
     assert.equal(manager.statuses().find((s) => s.name === 'quiet')?.state, 'ready');
     const sensor = (await build(registry, counterConfig('q1'), [])) as Sensor;
-    const mark = logger.lines.length;
+    const mark = lines.length;
     await sensor.getReadings({ signal: AbortSignal.timeout(5000) });
     await sensor.doCommand(
       { log: { level: 'info', message: 'quiet info' } },
       { signal: AbortSignal.timeout(5000) },
     );
-    await waitFor('the info entry', () => logger.lines.some((l) => l.message === 'quiet info'));
+    await waitFor('the info entry', () => lines.some((l) => l.message === 'quiet info'));
     assert.equal(
-      logger.lines.slice(mark).filter((l) => l.level === 'debug' && l.logger.includes('quiet.')).length,
+      lines.slice(mark).filter((l) => l.level === 'debug' && l.logger.startsWith('quiet.')).length,
       0,
     );
   });

@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ModuleConfig } from '../../src/config/machine-config.ts';
 import { MachineError } from '../../src/errors.ts';
 import type { Logger, LogLevel } from '../../src/logging/logger.ts';
+import { createLogging } from '../../src/logging/logging-system.ts';
 import type { ResourceLookup } from '../../src/machine-host.ts';
 import type { Sensor } from '../../src/resources/apis/sensor.ts';
 import type { Resource } from '../../src/resources/resource.ts';
@@ -56,6 +57,27 @@ export function createCapturingLogger(
     error: emit('error'),
     child: (child) => createCapturingLogger(`${name}.${child}`, lines),
   };
+}
+
+/**
+ * The real logging system at its default level (info), its output lines parsed back: what an operator
+ * would see. Module entries are not level-filtered by the parent.
+ */
+export function createLoggingCapture(name = 'rdk.modmanager'): { logger: Logger; lines: LogLine[] } {
+  const lines: LogLine[] = [];
+  const logging = createLogging({
+    captureCallers: false,
+    writeStdout: (line) => {
+      const [, level, logger, message, fields] = line.split('\t');
+      lines.push({
+        logger: logger ?? '',
+        level: (level ?? '').toLowerCase() as LogLevel,
+        message: message ?? '',
+        fields: fields ? JSON.parse(fields) : undefined,
+      });
+    },
+  });
+  return { logger: logging.loggerFor(name), lines };
 }
 
 /** A ResourceLookup over a map the test fills. */
