@@ -13,7 +13,13 @@ import { allResourceConfigs, type MachineConfig } from '../config/machine-config
 import type { MachineLogging, MachineServerOptions } from '../machine-host.ts';
 import { formatResourceName } from '../resources/resource-name.ts';
 import { createCloudLogSender } from './cloud-log-sender.ts';
-import { createLogging, type LogConfig, type Logging, type LoggingOptions } from './logging-system.ts';
+import {
+  type CloudUploadOptions,
+  createLogging,
+  type LogConfig,
+  type Logging,
+  type LoggingOptions,
+} from './logging-system.ts';
 
 export interface MachineLoggingOptions {
   readonly server: Pick<MachineServerOptions, 'debug' | 'logFile' | 'viamHome' | 'env'>;
@@ -22,7 +28,8 @@ export interface MachineLoggingOptions {
   readonly writeStdout?: (line: string) => void;
   /** Overrides of the logging system's defaults (rotation size, dedup window, upload intervals, …). */
   readonly logging?: Partial<LoggingOptions>;
-  readonly spoolMaxBytes?: number;
+  /** Overrides of the upload's defaults (spool bound, flush and retry intervals, send timeout). */
+  readonly upload?: Partial<Omit<CloudUploadOptions, 'send' | 'spoolDirectory'>>;
 }
 
 export interface MachineLoggingSystem extends MachineLogging {
@@ -51,7 +58,7 @@ export function createMachineLogging(options: MachineLoggingOptions): MachineLog
       logging.uploadToCloud({
         send: createCloudLogSender({ transport: connection.transport, partId }),
         spoolDirectory: path.join(server.viamHome, 'log-spool', partId),
-        ...(options.spoolMaxBytes === undefined ? {} : { spoolMaxBytes: options.spoolMaxBytes }),
+        ...options.upload,
       });
     },
     close: (signal) => logging.close(signal),
