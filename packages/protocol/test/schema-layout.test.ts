@@ -233,6 +233,7 @@ test('the package exports the namespaces other packages code against', () => {
     modulePb: 'module/v1/module.proto',
     packagesPb: 'app/packages/v1/packages.proto',
     provisioningPb: 'provisioning/v1/provisioning.proto',
+    rawDataSyncPb: 'mcloud/datasync/v1/raw_data_capture_upload.proto',
     robotPb: 'app/v1/robot.proto',
     sensorPb: 'component/sensor/v1/sensor.proto',
     signalingPb: 'proto/rpc/webrtc/v1/signaling.proto',
