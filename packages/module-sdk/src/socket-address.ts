@@ -11,7 +11,7 @@ export function parseSocketAddress(text: string): SocketAddress {
   const match = tcpPattern.exec(withoutScheme);
   if (match && !text.startsWith('unix:')) {
     const port = Number(match[2]);
-    if (port > 0 && port < 65536) return { kind: 'tcp', host: match[1] || '127.0.0.1', port };
+    if (port >= 0 && port < 65536) return { kind: 'tcp', host: match[1] || '127.0.0.1', port };
   }
   return { kind: 'unix', path: withoutScheme };
 }

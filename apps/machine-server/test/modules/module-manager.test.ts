@@ -6,7 +6,8 @@
  * a module that ignores SIGTERM, a module that exits at once, and the untrusted environment.
  */
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { systemClock } from '../../src/clock.ts';
@@ -338,5 +339,77 @@ describe('module manager: stop order and failing modules', () => {
     } finally {
       await untrusted.close(AbortSignal.timeout(10_000));
     }
+  });
+});
+
+describe('module manager: first run and TCP mode', () => {
+  const logger = createCapturingLogger();
+  const lookup = createMapLookup();
+  const registry = createModelRegistry();
+  let manager: ModuleManager;
+  let dir: Awaited<ReturnType<typeof tempDir>>;
+
+  before(async () => {
+    dir = await tempDir('modules-first-run-');
+    manager = testManager(dir.path, { registry, lookup, logger });
+    await manager.start(AbortSignal.timeout(5000));
+  });
+
+  after(async () => {
+    await manager?.close(AbortSignal.timeout(20_000));
+    await dir?.remove();
+  });
+
+  test('meta.json first_run runs once (marker file), in the module root with the module environment', async () => {
+    const root = join(dir.path, 'first-run-module');
+    await mkdir(root);
+    const exe = await linkExecutable(root, counterExecutable, 'counter');
+    await writeFile(
+      join(root, 'meta.json'),
+      JSON.stringify({ entrypoint: 'counter', first_run: 'setup.sh' }),
+    );
+    await writeFile(
+      join(root, 'setup.sh'),
+      '#!/bin/sh\necho "setup for $VIAM_MODULE_NAME in $(pwd)" >> runs.log\necho installing\n',
+      { mode: 0o755 },
+    );
+    const config = moduleConfig('first', exe);
+    await manager.prepare(diffOf([config]), AbortSignal.timeout(10_000));
+    await manager.prepare(diffOf([config]), AbortSignal.timeout(10_000));
+    assert.equal(await readFile(join(root, 'runs.log'), 'utf8'), `setup for first in ${root}\n`);
+    assert.equal(existsSync(`${root}.first_run_succeeded`), true);
+    assert.ok(logger.lines.some((l) => l.logger === 'rdk.modmanager.first' && l.message === 'installing'));
+  });
+
+  test('a failing first_run aborts the pass with the reason', async () => {
+    const root = join(dir.path, 'failing-module');
+    await mkdir(root);
+    const exe = await linkExecutable(root, counterExecutable, 'counter');
+    await writeFile(join(root, 'meta.json'), JSON.stringify({ first_run: 'setup.sh' }));
+    await writeFile(join(root, 'setup.sh'), '#!/bin/sh\necho "no compiler" >&2\nexit 7\n', { mode: 0o755 });
+    await assert.rejects(
+      manager.prepare(diffOf([moduleConfig('failing', exe)]), AbortSignal.timeout(10_000)),
+      /reconfiguration aborted because module failing first run failed: .*exit code 7/,
+    );
+    assert.equal(existsSync(`${root}.first_run_succeeded`), false);
+    await assert.rejects(
+      manager.prepare(diffOf([moduleConfig('missing', join(dir.path, 'nope'))]), AbortSignal.timeout(10_000)),
+      /modules\[missing\]\.executable_path: does not exist/,
+    );
+  });
+
+  test('tcp_mode: the module listens on 127.0.0.1 and calls the parent over TCP', async () => {
+    const config = moduleConfig('tcp', counterExecutable, { tcpMode: true });
+    await manager.apply(diffOf([config]), AbortSignal.timeout(30_000));
+    const tcp = manager.statuses().find((s) => s.name === 'tcp');
+    assert.equal(tcp?.state, 'ready', tcp?.error);
+    const base = fixedSensor(sensorName('base'), { lux: 7 });
+    lookup.resources.set(formatResourceName(base.name), base);
+    const sensor = (await build(registry, counterConfig('t1', { source: 'base' }), [base])) as Sensor;
+    assert.deepEqual(await sensor.getReadings({ signal: AbortSignal.timeout(5000) }), {
+      count: 1,
+      step: 1,
+      source: { lux: 7 },
+    });
   });
 });
