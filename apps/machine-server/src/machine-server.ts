@@ -443,9 +443,10 @@ export async function startMachineServer(
         logger.debug('resources closed', { order });
         if (reconciler) await reconciler.close(AbortSignal.timeout(30_000)).catch(() => {});
       });
-      connection?.close();
       logger.info('shutdown complete', { reason });
+      // Logging flushes its cloud upload through the connection, so it closes first.
       await logging.close(AbortSignal.timeout(5000)).catch(() => {});
+      connection?.close();
       resolveStopped(reason);
     })();
     return stopping;
