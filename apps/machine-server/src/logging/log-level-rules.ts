@@ -116,15 +116,16 @@ export interface ModuleLogLevelInput {
 }
 
 /**
- * The `--log-level=<level>` a module is started with (A4.5), or undefined for none. Debug mode beats
- * the module's `log_level`, which beats the `log` array (whose last entry matching the module's name
- * applies). Module SDKs treat only `debug` as debug, anything else as info.
+ * The `--log-level=<level>` a module is started with (A4.2, A4.5), or undefined for none: the module's
+ * own `log_level` (like a resource's `log_configuration`, it is explicit); else `debug` in debug mode;
+ * else `debug` when the last `log` entry matching the module's name says debug. Module SDKs treat only
+ * `debug` as debug, anything else as info.
  */
 export function moduleLogLevel(input: ModuleLogLevelInput): LogLevel | undefined {
-  if (input.debug) return 'debug';
   if (input.logLevel) return input.logLevel;
+  if (input.debug) return 'debug';
   const rules = compileLogLevelRules(input.log).rules;
-  return lastMatchingLevel(rules, input.moduleName);
+  return lastMatchingLevel(rules, input.moduleName) === 'debug' ? 'debug' : undefined;
 }
 
 function lastMatchingLevel(rules: readonly LogLevelRule[], loggerName: string): LogLevel | undefined {

@@ -81,16 +81,17 @@ describe('log patterns (A4.3)', () => {
 });
 
 describe('module log_level (A4.5)', () => {
-  it('debug mode beats the module log_level, which beats a matching log pattern (last match wins)', () => {
+  it("the module's log_level, else debug mode, else a log pattern whose last match says debug", () => {
     const log = [
       { pattern: 'my-*', level: 'debug' },
       { pattern: 'my-quiet', level: 'warn' },
     ];
     assert.equal(moduleLogLevel({ moduleName: 'my-module', debug: false, log }), 'debug');
-    assert.equal(moduleLogLevel({ moduleName: 'my-quiet', debug: false, log }), 'warn');
+    assert.equal(moduleLogLevel({ moduleName: 'my-quiet', debug: false, log }), undefined);
     assert.equal(moduleLogLevel({ moduleName: 'other', debug: false, log }), undefined);
     assert.equal(moduleLogLevel({ moduleName: 'my-module', logLevel: 'error', debug: false, log }), 'error');
-    assert.equal(moduleLogLevel({ moduleName: 'other', logLevel: 'error', debug: true, log }), 'debug');
+    assert.equal(moduleLogLevel({ moduleName: 'other', logLevel: 'warn', debug: true, log }), 'warn');
+    assert.equal(moduleLogLevel({ moduleName: 'other', debug: true, log }), 'debug');
   });
 
   it('the logging system answers with the current config and the -debug flag', () => {
