@@ -15,8 +15,14 @@ export interface CloudPart {
   readonly secret: string;
 }
 
-export async function createCloudPart(t: TestCloud, name: string): Promise<CloudPart> {
-  const owner = await createAuthedClients(t.url, ownerCredentials(t));
+/** Any running cloud: a TestCloud, or the benchmarks' cloud process. */
+export interface CloudAddress {
+  readonly url: string;
+  readonly bootstrap: { readonly api_key_id: string; readonly api_key: string; readonly location_id: string };
+}
+
+export async function createCloudPart(t: CloudAddress, name: string): Promise<CloudPart> {
+  const owner = await createAuthedClients(t.url, { keyId: t.bootstrap.api_key_id, key: t.bootstrap.api_key });
   const { id: robotId } = await owner.app.newRobot({ name, location: t.bootstrap.location_id });
   const { parts } = await owner.app.getRobotParts({ robotId });
   const main = parts.find((part) => part.mainPart);
