@@ -17,7 +17,9 @@ export * as endUserPb from '../gen/app/v1/end_user_pb.js';
 /** viam.app.v1.RobotService (the cloud side of a machine: config, logs, certificates). */
 export * as robotPb from '../gen/app/v1/robot_pb.js';
 export * as commonPb from '../gen/common/v1/common_pb.js';
+export * as cameraPb from '../gen/component/camera/v1/camera_pb.js';
 export * as genericPb from '../gen/component/generic/v1/generic_pb.js';
+export * as motorPb from '../gen/component/motor/v1/motor_pb.js';
 export * as sensorPb from '../gen/component/sensor/v1/sensor_pb.js';
 /**
  * mcloud.datasync.v1.RawDataCaptureUploadRequest: DataCaptureUploadRequest with each SensorData left
@@ -37,3 +39,5 @@ export * as signalingPb from '../gen/proto/rpc/webrtc/v1/signaling_pb.js';
 export * as provisioningPb from '../gen/provisioning/v1/provisioning_pb.js';
 /** viam.robot.v1.RobotService: the machine API (served by a machine-server, also to its modules). */
 export * as machineRobotPb from '../gen/robot/v1/robot_pb.js';
+/** viam.service.generic.v1.GenericService (the generic service API; `genericPb` is the component one). */
+export * as genericServicePb from '../gen/service/generic/v1/generic_pb.js';

@@ -29,3 +29,4 @@ export {
   streamingDataCaptureUpload,
   structFromJson,
 } from './sdk-raw-rpcs.ts';
+export { createSdkRobotClient, type SdkRobotClientOptions } from './sdk-robot-client.ts';

@@ -71,18 +71,29 @@ export function createSdkClientWithCredential(
   options: SdkClientOptions,
   credentials: Credential,
 ): Promise<ViamClient> {
+  const restore = setTransportFactory(options.transport);
+  try {
+    return createViamClient({ serviceHost: options.url, credentials });
+  } finally {
+    restore();
+  }
+}
+
+/**
+ * Sets `globalThis.VIAM.GRPC_TRANSPORT_FACTORY` for `transport` (native gRPC), or clears it (gRPC-web,
+ * the SDK default); returns the function that restores the previous global.
+ */
+export function setTransportFactory(transport: SdkTransportKind): () => void {
   const global = globalThis as ViamGlobal;
   const previous = global.VIAM;
-  if (options.transport === 'grpc') {
+  if (transport === 'grpc') {
     global.VIAM = { ...previous, GRPC_TRANSPORT_FACTORY: grpcTransportFactory };
   } else if (previous?.GRPC_TRANSPORT_FACTORY) {
     const { GRPC_TRANSPORT_FACTORY: _ignored, ...rest } = previous;
     global.VIAM = rest;
   }
-  try {
-    return createViamClient({ serviceHost: options.url, credentials });
-  } finally {
+  return () => {
     if (previous === undefined) delete global.VIAM;
     else global.VIAM = previous;
-  }
+  };
 }

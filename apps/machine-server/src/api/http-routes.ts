@@ -1,0 +1,61 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import { networkInterfaces } from 'node:os';
+import type { RestartStatus } from '../machine-host.ts';
+
+type Request = IncomingMessage | Http2ServerRequest;
+type Response = ServerResponse | Http2ServerResponse;
+
+export interface HttpRoutesDeps {
+  restartStatus(): RestartStatus;
+  /** The module server's TCP address when modules use TCP, else empty. */
+  moduleServerTcpAddress(): string;
+}
+
+export const rootText = 'I am a machine-server, navigate to the Machine Cloud console to manage me.';
+
+/**
+ * Plain HTTP routes next to the RPCs (machine-runtime.md A7.1): `/` for the agent's health check and
+ * `/restart_status` (A8, A9), answered only to callers on this machine (loopback or one of the host's
+ * own addresses); anything else is 404.
+ */
+export function handleHttpRoutes(deps: HttpRoutesDeps, req: Request, res: Response): void {
+  const path = (req.url ?? '/').split('?')[0];
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    answer(res, 404, 'text/plain', 'not found\n');
+  } else if (path === '/') {
+    answer(res, 200, 'text/plain; charset=utf-8', rootText);
+  } else if (path === '/restart_status') {
+    if (!isLocalCaller(req.socket.remoteAddress)) {
+      answer(res, 403, 'text/plain', 'restart status is only answered to callers on this machine\n');
+      return;
+    }
+    const status = deps.restartStatus();
+    answer(
+      res,
+      200,
+      'application/json',
+      JSON.stringify({
+        restart_allowed: status.restartAllowed,
+        does_not_handle_needs_restart: status.doesNotHandleNeedsRestart,
+        module_server_tcp_addr: deps.moduleServerTcpAddress(),
+      }),
+    );
+  } else {
+    answer(res, 404, 'text/plain', 'not found\n');
+  }
+}
+
+function answer(res: Response, status: number, contentType: string, body: string): void {
+  (res as ServerResponse).writeHead(status, { 'content-type': contentType }).end(body);
+}
+
+/** Loopback, or an address of one of this host's interfaces (IPv4-mapped IPv6 included). */
+export function isLocalCaller(remoteAddress: string | undefined): boolean {
+  if (!remoteAddress) return false;
+  const address = remoteAddress.replace(/^::ffff:/i, '');
+  if (address === '::1' || address.startsWith('127.')) return true;
+  return Object.values(networkInterfaces()).some((entries) =>
+    (entries ?? []).some((entry) => entry.address.replace(/%.*$/, '') === address),
+  );
+}
