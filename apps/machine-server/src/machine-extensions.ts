@@ -6,6 +6,7 @@
  * - ms-modules: `moduleReconciler` (modules are part of the reconfigure pass, see ModuleReconciler);
  * - ms-logging: `logging` (replaces the default console logging; honours -log-file).
  */
+import { createMachineApi } from './api/machine-api.ts';
 import { createDataManagerExtension } from './data/data-manager-model.ts';
 import { createDiagnosticsExtension } from './diagnostics/diagnostics-extension.ts';
 import { createMachineLogging } from './logging/machine-logging.ts';
@@ -30,6 +31,8 @@ export function createDefaultParts(options: Omit<MachineServerOptions, 'configPa
   // ms-modules: the module parent server starts with the extensions; modules join every reconfigure pass.
   const modules = createModulesPart(options);
   extensions.push(modules.extension);
+  // The machine API stays last: extensions stop in reverse order, so it stops accepting calls first.
+  extensions.push(createMachineApi());
   return {
     logging: createMachineLogging({ server: options }),
     extensions,

@@ -34,6 +34,8 @@ const connectionWindowBytes = 8 * 1024 * 1024;
  */
 export async function listen(options: ListenOptions): Promise<Listener> {
   const sockets = new Set<net.Socket>();
+  let closing = false;
+  const h1Requests = new Map<net.Socket, number>();
   let front: net.Server;
   let sessions: http2.Http2Server | http2.Http2SecureServer;
   let http1: http.Server | undefined;
@@ -52,12 +54,33 @@ export async function listen(options: ListenOptions): Promise<Listener> {
     );
     const h1 = http.createServer(options.handler);
     h1.keepAliveTimeout = 65_000;
+    // The sniffed HTTP/1.1 server never listens itself, so Node does not track its connections and
+    // `closeIdleConnections` does nothing: keep-alive sockets are tracked here and ended once idle
+    // after `close` started, instead of holding the graceful stop until its deadline.
+    h1.on('connection', (socket: net.Socket) => {
+      h1Requests.set(socket, 0);
+      socket.once('close', () => h1Requests.delete(socket));
+    });
+    h1.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      const socket = req.socket;
+      h1Requests.set(socket, (h1Requests.get(socket) ?? 0) + 1);
+      res.once('close', () => {
+        const left = (h1Requests.get(socket) ?? 1) - 1;
+        h1Requests.set(socket, left);
+        if (closing && left === 0) socket.end();
+      });
+    });
     sessions = h2c;
     http1 = h1;
     front = net.createServer((socket) => routeBySniffing(socket, h2c, h1));
   }
-  // The connection-level window stays at 64 KiB unless raised, stalling uploads on every chunk.
-  sessions.on('session', (session: http2.Http2Session) => session.setLocalWindowSize(connectionWindowBytes));
+  const openSessions = new Set<http2.Http2Session>();
+  sessions.on('session', (session: http2.Http2Session) => {
+    // The connection-level window stays at 64 KiB unless raised, stalling uploads on every chunk.
+    session.setLocalWindowSize(connectionWindowBytes);
+    openSessions.add(session);
+    session.once('close', () => openSessions.delete(session));
+  });
   front.on('connection', (socket: net.Socket) => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
@@ -70,12 +93,17 @@ export async function listen(options: ListenOptions): Promise<Listener> {
   const port = typeof address === 'object' && address ? address.port : options.port;
 
   async function close(deadlineMs: number): Promise<void> {
+    closing = true;
     const closed = Promise.all([
       new Promise((resolve) => front.close(resolve)),
       options.tls ? undefined : new Promise((resolve) => sessions.close(resolve)),
       http1 ? new Promise((resolve) => http1?.close(resolve)) : undefined,
     ]);
     http1?.closeIdleConnections();
+    for (const [socket, requests] of h1Requests) if (requests === 0) socket.end();
+    // Clients keep HTTP/2 sessions open while idle; GOAWAY lets their in-flight streams finish and
+    // closes them, so a graceful stop does not wait for the deadline when nothing is running.
+    for (const session of openSessions) session.close();
     const timer = setTimeout(() => {
       for (const socket of sockets) socket.destroy();
     }, deadlineMs);

@@ -94,6 +94,78 @@ describe('close', () => {
   });
 });
 
+describe('close with idle clients', () => {
+  test('returns promptly when an HTTP/1.1 client keeps its idle connection alive', async () => {
+    const listener = await listen({ host: '127.0.0.1', port: 0, tls: undefined, handler: echoVersion });
+    const agent = new http.Agent({ keepAlive: true });
+    const body = await new Promise<string>((resolve, reject) => {
+      http
+        .get(`http://127.0.0.1:${listener.port}/idle`, { agent }, (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => {
+            text += chunk;
+          });
+          res.on('end', () => resolve(text));
+        })
+        .on('error', reject);
+    });
+    assert.equal(body, 'HTTP/1.1 GET /idle');
+    const started = Date.now();
+    await listener.close(5000);
+    assert.ok(Date.now() - started < 1000, `close took ${Date.now() - started} ms`);
+    agent.destroy();
+  });
+
+  test('returns promptly when an HTTP/2 client keeps its idle session open', async () => {
+    const listener = await listen({ host: '127.0.0.1', port: 0, tls: undefined, handler: echoVersion });
+    const session = http2.connect(`http://127.0.0.1:${listener.port}`);
+    session.on('error', () => {});
+    const body = await new Promise<string>((resolve, reject) => {
+      const stream = session.request({ ':method': 'GET', ':path': '/idle' });
+      let text = '';
+      stream.setEncoding('utf8');
+      stream.on('data', (chunk: string) => {
+        text += chunk;
+      });
+      stream.on('end', () => resolve(text));
+      stream.on('error', reject);
+      stream.end();
+    });
+    assert.equal(body, 'HTTP/2.0 GET /idle');
+    const started = Date.now();
+    await listener.close(5000);
+    assert.ok(Date.now() - started < 1000, `close took ${Date.now() - started} ms`);
+    session.destroy();
+  });
+});
+
+describe('close during a call', () => {
+  test('an HTTP/1.1 keep-alive connection busy at close is closed once its response is sent', async () => {
+    let arrived = () => {};
+    const inFlight = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    const listener = await listen({
+      host: '127.0.0.1',
+      port: 0,
+      tls: undefined,
+      handler: (_req, res) => {
+        arrived();
+        setTimeout(() => res.end('done'), 50);
+      },
+    });
+    const response = fetch(`http://127.0.0.1:${listener.port}/busy`, { method: 'POST', body: 'x' }).then(
+      (r) => r.text(),
+    );
+    await inFlight;
+    const started = Date.now();
+    await listener.close(5000);
+    assert.ok(Date.now() - started < 1000, `close took ${Date.now() - started} ms`);
+    assert.equal(await response, 'done');
+  });
+});
+
 describe('TLS', () => {
   let certDir: string;
   let listener: Listener;

@@ -7,7 +7,7 @@ type Request = IncomingMessage | Http2ServerRequest;
 type Response = ServerResponse | Http2ServerResponse;
 
 export interface HttpRoutesDeps {
-  restartStatus(): RestartStatus;
+  restartStatus(signal: AbortSignal): Promise<RestartStatus>;
   /** The module server's TCP address when modules use TCP, else empty. */
   moduleServerTcpAddress(): string;
 }
@@ -30,20 +30,30 @@ export function handleHttpRoutes(deps: HttpRoutesDeps, req: Request, res: Respon
       answer(res, 403, 'text/plain', 'restart status is only answered to callers on this machine\n');
       return;
     }
-    const status = deps.restartStatus();
-    answer(
-      res,
-      200,
-      'application/json',
-      JSON.stringify({
-        restart_allowed: status.restartAllowed,
-        does_not_handle_needs_restart: status.doesNotHandleNeedsRestart,
-        module_server_tcp_addr: deps.moduleServerTcpAddress(),
-      }),
-    );
+    void answerRestartStatus(deps, res);
   } else {
     answer(res, 404, 'text/plain', 'not found\n');
   }
+}
+
+const restartStatusTimeoutMs = 10_000;
+
+async function answerRestartStatus(deps: HttpRoutesDeps, res: Response): Promise<void> {
+  // The maintenance sensor is read with its own 5 s bound; a failure means "not allowed" (A8, B2.4).
+  const restartAllowed = await deps
+    .restartStatus(AbortSignal.timeout(restartStatusTimeoutMs))
+    .then((status) => status.restartAllowed)
+    .catch(() => false);
+  answer(
+    res,
+    200,
+    'application/json',
+    JSON.stringify({
+      restart_allowed: restartAllowed,
+      does_not_handle_needs_restart: true,
+      module_server_tcp_addr: deps.moduleServerTcpAddress(),
+    }),
+  );
 }
 
 function answer(res: Response, status: number, contentType: string, body: string): void {

@@ -123,7 +123,7 @@ export function createMachineApi(options: MachineApiOptions = {}): MachineApi {
       fallback: (req, res) =>
         handleHttpRoutes(
           {
-            restartStatus: () => machine.restartStatus(),
+            restartStatus: (signal) => machine.restartStatus(signal),
             moduleServerTcpAddress: options.moduleServerTcpAddress ?? (() => ''),
           },
           req,
@@ -197,11 +197,6 @@ export function createMachineApi(options: MachineApiOptions = {}): MachineApi {
       host = machine;
       logger = machine.logger.child('networking');
       handler = buildHandler(machine, logger);
-      if (machine.options.webrtc) {
-        logger.info(
-          'WebRTC is not implemented yet: clients connect directly (gRPC, gRPC-web) to the machine API',
-        );
-      }
       const config = machine.currentConfig();
       running = await open(machine, logger, config);
       await advertise(machine, logger, config, running);

@@ -102,7 +102,7 @@ export function createFakeMachineHost(options: FakeMachineHostOptions): FakeMach
       machineId: config.cloud?.machineId ?? '',
       machinePartId: config.cloud?.id ?? '',
     }),
-    restartStatus: (): RestartStatus => ({ restartAllowed, doesNotHandleNeedsRestart: true }),
+    restartStatus: async (): Promise<RestartStatus> => ({ restartAllowed, doesNotHandleNeedsRestart: true }),
     async stopAll(signal) {
       for (const resource of options.resources) if (isActuator(resource)) await resource.stop({ signal });
     },
