@@ -12,6 +12,7 @@ import type { Logger, LogLevel } from './logger.ts';
 import { createLogger, type LogSink } from './logger.ts';
 import type { ModelDefinition } from './model.ts';
 import type { ParentClient } from './parent-client.ts';
+import { registerReflection } from './reflection.ts';
 import type { Dependencies, Resource, ResourceConfig } from './resource.ts';
 import { resourceConfigFromProto } from './resource-config.ts';
 import {
@@ -189,7 +190,9 @@ export function registerModuleService(router: ConnectRouter, options: ModuleServ
     }),
   });
 
-  for (const definition of uniqueApis(options.models.map((model) => model.api))) {
+  const servedApis = uniqueApis(options.models.map((model) => model.api));
+  registerReflection(router, [modulePb.ModuleService, ...servedApis.map((definition) => definition.service)]);
+  for (const definition of servedApis) {
     definition.serve(router, (name) => {
       const entry = hosted.get(`${formatApi(definition.api)}/${name}`);
       if (!entry)

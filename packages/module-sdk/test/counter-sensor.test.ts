@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fromJson } from '@bufbuild/protobuf';
-import { ValueSchema } from '@bufbuild/protobuf/wkt';
+import { fromBinary, fromJson } from '@bufbuild/protobuf';
+import { FileDescriptorProtoSchema, ValueSchema } from '@bufbuild/protobuf/wkt';
 import { Code, ConnectError, createClient } from '@connectrpc/connect';
 import {
   createSocketTransport,
@@ -20,7 +20,7 @@ import {
   startSocketServer,
   valueMapToJson,
 } from '@mcloud/module-sdk';
-import { machineRobotPb, modulePb, sensorPb } from '@mcloud/protocol';
+import { machineRobotPb, modulePb, reflectionV1alphaPb, sensorPb } from '@mcloud/protocol';
 
 const executable = join(import.meta.dirname, '..', 'examples', 'counter-sensor', 'counter-sensor');
 
@@ -84,6 +84,35 @@ test('the example module serves a counter that reads its dependency through the 
   assert.deepEqual(
     ready.handlermap?.handlers.map((h) => [h.subtype?.subtype?.subtype, h.subtype?.protoService, h.models]),
     [['sensor', 'viam.component.sensor.v1.SensorService', ['mcloud:example:counter']]],
+  );
+
+  // A Go parent looks the services up by reflection (v1alpha) and needs their files.
+  const reflection = createClient(reflectionV1alphaPb.ServerReflection, connection.transport);
+  const files: string[] = [];
+  let services: string[] = [];
+  for await (const response of reflection.serverReflectionInfo(
+    (async function* () {
+      yield { messageRequest: { case: 'listServices' as const, value: '' } };
+      yield {
+        messageRequest: {
+          case: 'fileContainingSymbol' as const,
+          value: 'viam.component.sensor.v1.SensorService',
+        },
+      };
+    })(),
+  )) {
+    const answer = response.messageResponse;
+    if (answer.case === 'listServicesResponse') services = answer.value.service.map((s) => s.name);
+    if (answer.case === 'fileDescriptorResponse') {
+      for (const bytes of answer.value.fileDescriptorProto)
+        files.push(fromBinary(FileDescriptorProtoSchema, bytes).name);
+    }
+  }
+  assert.deepEqual(services, ['viam.module.v1.ModuleService', 'viam.component.sensor.v1.SensorService']);
+  assert.equal(files[0], 'component/sensor/v1/sensor.proto');
+  assert.ok(
+    files.includes('common/v1/common.proto') && files.includes('google/protobuf/struct.proto'),
+    files.join(),
   );
 
   const config = {

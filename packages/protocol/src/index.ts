@@ -21,6 +21,9 @@ export * as cameraPb from '../gen/component/camera/v1/camera_pb.js';
 export * as genericPb from '../gen/component/generic/v1/generic_pb.js';
 export * as motorPb from '../gen/component/motor/v1/motor_pb.js';
 export * as sensorPb from '../gen/component/sensor/v1/sensor_pb.js';
+/** grpc.reflection.v1 and v1alpha (proto-extra/): server reflection, served by modules. */
+export * as reflectionPb from '../gen/grpc/reflection/v1/reflection_pb.js';
+export * as reflectionV1alphaPb from '../gen/grpc/reflection/v1alpha/reflection_pb.js';
 /**
  * mcloud.datasync.v1.RawDataCaptureUploadRequest: DataCaptureUploadRequest with each SensorData left
  * encoded (wire-identical), for the cloud's tabular ingest hot path.

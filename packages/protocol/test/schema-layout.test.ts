@@ -237,6 +237,8 @@ test('the package exports the namespaces other packages code against', () => {
     packagesPb: 'app/packages/v1/packages.proto',
     provisioningPb: 'provisioning/v1/provisioning.proto',
     rawDataSyncPb: 'mcloud/datasync/v1/raw_data_capture_upload.proto',
+    reflectionPb: 'grpc/reflection/v1/reflection.proto',
+    reflectionV1alphaPb: 'grpc/reflection/v1alpha/reflection.proto',
     robotPb: 'app/v1/robot.proto',
     sensorPb: 'component/sensor/v1/sensor.proto',
     signalingPb: 'proto/rpc/webrtc/v1/signaling.proto',
