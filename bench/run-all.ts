@@ -12,6 +12,9 @@ const scripts = [
   'tabular-first-page.ts',
   'streaming-upload.ts',
   'machine-data-capture.ts',
+  'machine-startup.ts',
+  'machine-reconfigure.ts',
+  'machine-config-push.ts',
 ];
 const extra = process.argv.slice(2);
 const failed: string[] = [];

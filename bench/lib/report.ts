@@ -86,7 +86,15 @@ export function writeResult(result: BenchResult): void {
   renderReadme();
 }
 
-const order = ['ingest-tabular', 'tabular-first-page', 'streaming-upload', 'machine-data-capture'];
+const order = [
+  'ingest-tabular',
+  'tabular-first-page',
+  'streaming-upload',
+  'machine-data-capture',
+  'machine-startup',
+  'machine-reconfigure',
+  'machine-config-push',
+];
 const rank = (name: string) => {
   const base = order.findIndex((o) => name.startsWith(o));
   return base * 10 + (name === order[base] ? 0 : name.split('-server-').length);

@@ -1,11 +1,6 @@
 /** A machine part in a real test cloud, and helpers to change its configuration through AppService. */
 import type { JsonObject } from '@bufbuild/protobuf';
-import {
-  type AuthedClients,
-  createAuthedClients,
-  ownerCredentials,
-  type TestCloud,
-} from '@mcloud/cloud/testing';
+import { type AuthedClients, createAuthedClients } from '@mcloud/cloud/testing';
 
 export interface CloudPart {
   readonly owner: AuthedClients;
