@@ -32,7 +32,9 @@ export function createDefaultParts(options: Omit<MachineServerOptions, 'configPa
   const modules = createModulesPart(options);
   extensions.push(modules.extension);
   // The machine API stays last: extensions stop in reverse order, so it stops accepting calls first.
-  extensions.push(createMachineApi());
+  extensions.push(
+    createMachineApi({ moduleServerTcpAddress: () => modules.manager()?.parentTcpAddress() ?? '' }),
+  );
   return {
     logging: createMachineLogging({ server: options }),
     extensions,

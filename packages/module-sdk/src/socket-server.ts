@@ -5,7 +5,7 @@
  */
 import { chmod, rm } from 'node:fs/promises';
 import { createServer, type Http2Server, type ServerHttp2Session } from 'node:http2';
-import type { ConnectRouter } from '@connectrpc/connect';
+import type { ConnectRouter, Interceptor } from '@connectrpc/connect';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
 import { parseSocketAddress, type SocketAddress } from './socket-address.ts';
 import { maxMessageBytes } from './socket-transport.ts';
@@ -14,6 +14,8 @@ export interface SocketServerOptions {
   /** Socket path, or `host:port` (port 0 picks a free port). */
   address: string;
   routes: (router: ConnectRouter) => void;
+  /** Server interceptors (e.g. mapping domain errors to gRPC status). */
+  interceptors?: Interceptor[];
 }
 
 export interface SocketServer {
@@ -27,6 +29,7 @@ export async function startSocketServer(options: SocketServerOptions): Promise<S
   const address = parseSocketAddress(options.address);
   const handler = connectNodeAdapter({
     routes: options.routes,
+    ...(options.interceptors ? { interceptors: options.interceptors } : {}),
     readMaxBytes: maxMessageBytes,
     writeMaxBytes: maxMessageBytes,
   });

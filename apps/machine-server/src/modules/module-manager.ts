@@ -66,6 +66,8 @@ export interface ModuleManager extends ModuleReconciler {
   statuses(): ModuleStatus[];
   /** The address modules call (unix socket path, or TCP with `VIAM_TCP_SOCKETS`). */
   parentAddress(): string;
+  /** The parent server's `127.0.0.1:<port>` (`module_server_tcp_addr` of /restart_status). */
+  parentTcpAddress(): string;
 }
 
 export function createModuleManager(options: ModuleManagerOptions): ModuleManager {
@@ -243,5 +245,6 @@ export function createModuleManager(options: ModuleManagerOptions): ModuleManage
         ),
       ].sort((a, b) => a.name.localeCompare(b.name)),
     parentAddress: () => requireStarted().parent.address,
+    parentTcpAddress: () => requireStarted().parent.tcpAddress,
   };
 }

@@ -1,28 +1,27 @@
 /**
  * The module parent server (machine-runtime.md A3.2, A7.5, appendix §3): local and unauthenticated,
  * on `<socket dir>/parent.sock` (unless `VIAM_TCP_SOCKETS`) and always on `127.0.0.1:<port>`. It serves
- * `viam.robot.v1.RobotService` (ResourceNames, ResourceRPCSubtypes, Log, GetCloudMetadata; the rest
- * Unimplemented) and the component services of the machine's resources, so modules reach other
- * resources (built in or in other modules) and send their logs.
- *
- * TODO(ms-api): once the machine API's component handlers land in src/api/, register those here
- * instead of the sensor/generic handlers below.
+ * the machine API's component services (ms-api's `registerComponentServices`: sensor, camera, motor,
+ * generic) over the machine's resources, so modules reach other resources (built in or in other
+ * modules), and the part of `viam.robot.v1.RobotService` modules use: ResourceNames,
+ * ResourceRPCSubtypes, Log (exactly one entry per call) and GetCloudMetadata; the rest Unimplemented.
  */
-import { Code, ConnectError, type ConnectRouter, type HandlerContext } from '@connectrpc/connect';
-import { jsonToValueMap, type SocketServer, startSocketServer } from '@mcloud/module-sdk';
-import { genericPb, machineRobotPb, sensorPb } from '@mcloud/protocol';
+import type { ConnectRouter } from '@connectrpc/connect';
+import { type SocketServer, startSocketServer } from '@mcloud/module-sdk';
+import { machineRobotPb } from '@mcloud/protocol';
+import { registerComponentServices } from '../api/components/component-services.ts';
+import { createErrorInterceptor } from '../api/error-interceptor.ts';
+import { resourceNameToProto } from '../api/robot-service.ts';
 import type { Clock } from '../clock.ts';
-import { errorMessage, isMachineError } from '../errors.ts';
+import { errorMessage, MachineError } from '../errors.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { CloudMetadata, ResourceLookup } from '../machine-host.ts';
-import { genericComponentApi } from '../resources/apis/generic.ts';
-import { isSensor, sensorApi } from '../resources/apis/sensor.ts';
-import type { Api } from '../resources/resource-name.ts';
+import { formatApi } from '../resources/resource-name.ts';
 import { emitModuleLog } from './module-log.ts';
 
 export interface ParentServerOptions {
   readonly resources: ResourceLookup;
-  /** `rdk.modmanager`: module logs are re-emitted below it. */
+  /** `rdk.modmanager`: failures of calls are reported here. */
   readonly logger: Logger;
   readonly clock: Clock;
   cloudMetadata(): CloudMetadata | undefined;
@@ -33,23 +32,33 @@ export interface ParentServerOptions {
 export interface ParentServer {
   /** The unix socket path, or the TCP address when there is no unix server. */
   readonly address: string;
+  /** `127.0.0.1:<port>` (`module_server_tcp_addr` of /restart_status). */
   readonly tcpAddress: string;
   close(): Promise<void>;
 }
 
-const services: { api: Api; service: string }[] = [
-  { api: sensorApi, service: sensorPb.SensorService.typeName },
-  { api: genericComponentApi, service: genericPb.GenericService.typeName },
-];
+/** The gRPC services registerComponentServices serves, by API. */
+const protoServiceOfApi: Record<string, string> = {
+  'rdk:component:sensor': 'viam.component.sensor.v1.SensorService',
+  'rdk:component:camera': 'viam.component.camera.v1.CameraService',
+  'rdk:component:motor': 'viam.component.motor.v1.MotorService',
+  'rdk:component:generic': 'viam.component.generic.v1.GenericService',
+  'rdk:service:generic': 'viam.service.generic.v1.GenericService',
+};
 
 export async function startParentServer(options: ParentServerOptions): Promise<ParentServer> {
   const routes = (router: ConnectRouter) => registerParentServices(router, options);
+  const interceptors = [
+    createErrorInterceptor((error, procedure) =>
+      options.logger.warn('module call to the parent failed', { procedure, error: errorMessage(error) }),
+    ),
+  ];
   const servers: SocketServer[] = [];
   try {
-    const tcp = await startSocketServer({ address: '127.0.0.1:0', routes });
+    const tcp = await startSocketServer({ address: '127.0.0.1:0', routes, interceptors });
     servers.push(tcp);
     const unix = options.socketPath
-      ? await startSocketServer({ address: options.socketPath, routes })
+      ? await startSocketServer({ address: options.socketPath, routes, interceptors })
       : undefined;
     if (unix) servers.push(unix);
     return {
@@ -68,67 +77,25 @@ export async function startParentServer(options: ParentServerOptions): Promise<P
 function registerParentServices(router: ConnectRouter, options: ParentServerOptions): void {
   const { resources } = options;
   router.service(machineRobotPb.RobotService, {
-    resourceNames: guarded(async () => ({
-      resources: resources.names().map((name) => ({
-        namespace: name.api.namespace,
-        type: name.api.type,
-        subtype: name.api.subtype,
-        name: [...name.remotePath, name.name].join(':'),
-      })),
-    })),
-    resourceRPCSubtypes: guarded(async () => ({
-      resourceRpcSubtypes: services.map(({ api, service }) => ({
-        subtype: { ...api, name: '' },
-        protoService: service,
-      })),
-    })),
-    log: guarded(async (request, context) => {
+    resourceNames: () => ({ resources: resources.names().map(resourceNameToProto) }),
+    resourceRPCSubtypes() {
+      const apis = new Map(resources.names().map((name) => [formatApi(name.api), name]));
+      return {
+        resourceRpcSubtypes: [...apis].flatMap(([api, name]) => {
+          const protoService = protoServiceOfApi[api];
+          return protoService ? [{ subtype: { ...resourceNameToProto(name), name: '' }, protoService }] : [];
+        }),
+      };
+    },
+    log(request, context) {
       emitModuleLog(options.logger, context.requestHeader.get('modname'), request.logs, options.clock.now());
       return {};
-    }),
-    getCloudMetadata: guarded(async () => {
+    },
+    getCloudMetadata() {
       const metadata = options.cloudMetadata();
-      if (!metadata) throw new ConnectError('this machine is not cloud-managed', Code.FailedPrecondition);
+      if (!metadata) throw new MachineError('FailedPrecondition', 'this machine is not cloud-managed');
       return metadata;
-    }),
+    },
   });
-  router.service(sensorPb.SensorService, {
-    getReadings: guarded(async (request, context) => {
-      const resource = resources.findByShortName(sensorApi, request.name);
-      if (!isSensor(resource))
-        throw new ConnectError(`${request.name} is not a sensor`, Code.FailedPrecondition);
-      const readings = await resource.getReadings(callOptions(request.extra, context));
-      return { readings: jsonToValueMap(readings) };
-    }),
-    doCommand: guarded(async (request, context) => ({
-      result: await resources
-        .findByShortName(sensorApi, request.name)
-        .doCommand(request.command ?? {}, { signal: context.signal }),
-    })),
-  });
-  router.service(genericPb.GenericService, {
-    doCommand: guarded(async (request, context) => ({
-      result: await resources
-        .findByShortName(genericComponentApi, request.name)
-        .doCommand(request.command ?? {}, { signal: context.signal }),
-    })),
-  });
-}
-
-function callOptions(extra: Record<string, unknown> | undefined, context: HandlerContext) {
-  return extra && Object.keys(extra).length > 0
-    ? { extra: extra as import('../json.ts').JsonObject, signal: context.signal }
-    : { signal: context.signal };
-}
-
-function guarded<I, O>(handler: (request: I, context: HandlerContext) => Promise<O>) {
-  return async (request: I, context: HandlerContext): Promise<O> => {
-    try {
-      return await handler(request, context);
-    } catch (error) {
-      if (error instanceof ConnectError) throw error;
-      if (isMachineError(error)) throw new ConnectError(error.message, Code[error.code]);
-      throw new ConnectError(errorMessage(error), Code.Unknown);
-    }
-  };
+  registerComponentServices(router, (api, name) => resources.findByShortName(api, name));
 }
