@@ -81,8 +81,8 @@ async function p50(call: () => Promise<unknown>, runs = 60): Promise<number> {
 async function explain(query: Parameters<typeof selectReadingsPage>[1]): Promise<string> {
   let captured: { sql: string; params: unknown[] } | undefined;
   const recorder = {
-    query: async (sql: string, params: unknown[]) => {
-      captured = { sql, params };
+    query: async (sql: string | { text: string; values: unknown[] }, params: unknown[]) => {
+      captured = typeof sql === 'string' ? { sql, params } : { sql: sql.text, params: sql.values };
       return { rows: [] };
     },
   } as unknown as Queryable;

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../../infra/postgres/database.ts';
+import { preparedQuery } from '../../../infra/postgres/prepared-query.ts';
 import type { SortOrder } from './binary-data-repository.ts';
 import type { CaptureMetadata, JsonRecord, TabularReading } from './capture-metadata.ts';
 import { microsOrUndefined } from './capture-metadata.ts';
@@ -17,8 +18,7 @@ export async function selectSourceIds(
   params: SqlParams,
 ): Promise<string[]> {
   const result = await db.query<{ id: string }>(
-    `SELECT s.id::text AS id FROM capture_sources s WHERE ${allOf(conditions)}`,
-    params.values,
+    preparedQuery(`SELECT s.id::text AS id FROM capture_sources s WHERE ${allOf(conditions)}`, params.values),
   );
   return result.rows.map((row) => row.id);
 }
@@ -43,13 +43,15 @@ export async function selectSources(
     method_parameters: JsonRecord;
     tags: string[];
   }>(
-    `SELECT s.id::text AS id, s.organization_id, s.location_id, s.robot_id, s.part_id, r.name AS robot_name,
-            p.name AS part_name, s.component_type, s.component_name, s.method_name, s.method_parameters, s.tags
-       FROM capture_sources s
-       LEFT JOIN robots r ON r.id = s.robot_id
-       LEFT JOIN robot_parts p ON p.id = s.part_id
-      WHERE s.id = ANY($1::bigint[])`,
-    [ids],
+    preparedQuery(
+      `SELECT s.id::text AS id, s.organization_id, s.location_id, s.robot_id, s.part_id, r.name AS robot_name,
+              p.name AS part_name, s.component_type, s.component_name, s.method_name, s.method_parameters, s.tags
+         FROM capture_sources s
+         LEFT JOIN robots r ON r.id = s.robot_id
+         LEFT JOIN robot_parts p ON p.id = s.part_id
+        WHERE s.id = ANY($1::bigint[])`,
+      [ids],
+    ),
   );
   return new Map(
     result.rows.map((row) => [
@@ -162,7 +164,7 @@ export async function selectReadingsPage(
            SELECT ${readingColumns}, r.captured_at AS sort_time, r.id AS sort_id FROM readings r
             WHERE ${keyColumn} = k.key AND ${allOf(conditions)} ${order} LIMIT ${limit}) r
           ORDER BY r.sort_time ${direction}, r.sort_id ${direction} LIMIT ${limit}`;
-  const result = await db.query<ReadingRow>(sql, params.values);
+  const result = await db.query<ReadingRow>(preparedQuery(sql, params.values));
   return result.rows.map(readingFromRow);
 }
 
