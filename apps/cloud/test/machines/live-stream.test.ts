@@ -3,6 +3,7 @@ import { after, before, test } from 'node:test';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { appPb } from '@mcloud/protocol';
 import type { MachineEvent } from '../../src/domain/machines/machine-events.ts';
+import { notificationListenerName } from '../../src/infra/postgres/notification-listener.ts';
 import type { AuthedClients } from '../support/connect-clients.ts';
 import type { TestCloud } from '../support/test-cloud.ts';
 import {
@@ -158,6 +159,28 @@ test('config push across replicas: saved on one, pushed by the replica holding t
   assert.notEqual((await nextOfKind(stale, 'configChanged')).revision, '1');
   stale.end();
   await stale.ended;
+});
+
+test('notices lost while the LISTEN connection was down: the machine is told the current revision after the reconnect', async () => {
+  const machine = await newMachine(owner, t.bootstrap.location_id, 'outage-bot');
+  const robot = await machineClients(t.url, machine);
+  const stream = openLiveStream(robot, machine.partId);
+  const stop = heartbeats(stream);
+  try {
+    await nextOfKind(stream, 'welcome');
+    await t.cloud.deps.db.query(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()`,
+      [notificationListenerName],
+    );
+    await owner.app.updateRobotPart({ id: machine.partId, name: '', robotConfig: { debug: true } });
+    const { config } = await robot.robot.config({ id: machine.partId });
+    const changed = await nextOfKind(stream, 'configChanged');
+    assert.equal(changed.revision, config?.revision);
+  } finally {
+    stop();
+    stream.end();
+    await stream.ended;
+  }
 });
 
 test('live stream: bad input', async () => {

@@ -5,6 +5,7 @@ import { Code as ConnectCode } from '@connectrpc/connect';
 import { Code, createSdkClient, expectRpcError } from '@mcloud/sdk-testkit';
 import type { ViamClient } from '@viamrobotics/sdk';
 import type { Clock } from '../../src/domain/shared/clock.ts';
+import { notificationListenerName } from '../../src/infra/postgres/notification-listener.ts';
 import type { AuthedClients } from '../support/connect-clients.ts';
 import { createForeignOrganization, expectCode } from '../support/fleet-fixtures.ts';
 import type { TestCloud } from '../support/test-cloud.ts';
@@ -196,6 +197,33 @@ test('TailRobotPartLogs through the SDK sees entries stored by another replica, 
     Code.NotFound,
   );
   void tails;
+});
+
+test('a tail survives the loss of the LISTEN connection: entries stored meanwhile arrive after the reconnect', async () => {
+  const received: SdkLogEntry[] = [];
+  const tail = sdk.appClient.tailRobotPartLogs(machine.partId, received, 'outage', false).catch(() => {});
+  await waitFor(async () => t.cloud.deps.machines.logTail.followers(machine.partId) >= 3);
+  const killed = await t.cloud.deps.db.query(
+    `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+      WHERE application_name = $1 AND datname = current_database()`,
+    [notificationListenerName],
+  );
+  assert.ok((killed.rowCount ?? 0) >= 1);
+  await robot.robot.log({
+    id: machine.partId,
+    logs: [{ level: 'warn', message: 'during outage', time: timestampFromMs(nowMs) }],
+  });
+  await waitFor(async () => received.length === 1);
+  await robot.robot.log({
+    id: machine.partId,
+    logs: [{ level: 'warn', message: 'after outage', time: timestampFromMs(nowMs) }],
+  });
+  await waitFor(async () => received.length === 2);
+  assert.deepEqual(
+    received.map((l) => l.message),
+    ['during outage', 'after outage'],
+  );
+  void tail;
 });
 
 test('retention: daily partitions older than 30 days are dropped whole, newer ones kept (injected clock)', async () => {

@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { timestampFromMs } from '@bufbuild/protobuf/wkt';
 import { Code } from '@connectrpc/connect';
@@ -6,8 +9,9 @@ import { appPb, robotPb } from '@mcloud/protocol';
 import type { Clock } from '../../src/domain/shared/clock.ts';
 import { type AuthedClients, createAuthedClients } from '../support/connect-clients.ts';
 import { createForeignOrganization, expectCode } from '../support/fleet-fixtures.ts';
-import type { TestCloud } from '../support/test-cloud.ts';
+import { startTestCloud, type TestCloud } from '../support/test-cloud.ts';
 import {
+  fastMachineConnection,
   machineClients,
   newMachine,
   ownerOf,
@@ -308,4 +312,31 @@ test('Log: batches up to 1000 entries, validated; NeedsRestart set by MarkPartFo
     Code.FailedPrecondition,
     /no TLS certificate/,
   );
+});
+
+test('Certificate serves the configured machine TLS files, and Config then asks for secure signaling', async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'mcloud-machine-tls-'));
+  const certFile = path.join(dir, 'cert.pem');
+  const keyFile = path.join(dir, 'key.pem');
+  await writeFile(certFile, '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n');
+  await writeFile(keyFile, '-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n');
+  const tls = await startTestCloud({
+    configure: (config) => ({ ...fastMachineConnection(config), machineTls: { certFile, keyFile } }),
+  });
+  try {
+    const tlsOwner = await ownerOf(tls);
+    const tlsMachine = await newMachine(tlsOwner, tls.bootstrap.location_id, 'tls-bot');
+    const clients = await machineClients(tls.url, tlsMachine);
+    const certificate = await clients.robot.certificate({ id: tlsMachine.partId });
+    assert.equal(certificate.id, tlsMachine.partId);
+    assert.match(certificate.tlsCertificate, /BEGIN CERTIFICATE/);
+    assert.match(certificate.tlsPrivateKey, /BEGIN PRIVATE KEY/);
+    assert.equal(
+      (await clients.robot.config({ id: tlsMachine.partId })).config?.cloud?.signalingInsecure,
+      false,
+    );
+  } finally {
+    await tls.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
 });

@@ -103,6 +103,38 @@ export function createLiveStreams(options: LiveStreamsOptions): LiveStreams {
     }
   }
 
+  /**
+   * Notices sent while the LISTEN connection was down are lost: tell every connected machine the current
+   * revision (it fetches the configuration if it differs from what it runs).
+   */
+  async function resync(): Promise<void> {
+    const parts = [...sessions.values()].flatMap((forPart) =>
+      [...forPart.values()].slice(0, 1).map((s) => s.part),
+    );
+    if (parts.length === 0) return;
+    const rows = await options.db.query<{
+      id: string;
+      organization_id: string;
+      revision: string;
+      last_updated: Date;
+    }>(
+      `SELECT p.id, p.organization_id, p.revision::text, p.last_updated
+         FROM robot_parts p JOIN unnest($1::uuid[], $2::uuid[]) AS k(id, organization_id)
+           ON p.id = k.id AND p.organization_id = k.organization_id`,
+      [parts.map((p) => p.partId), parts.map((p) => p.organizationId)],
+    );
+    for (const row of rows.rows) {
+      for (const state of sessions.get(row.id)?.values() ?? []) {
+        if (state.part.organizationId !== row.organization_id) continue;
+        push(state, {
+          kind: 'config-changed',
+          revision: row.revision,
+          changedAtMs: row.last_updated.getTime(),
+        });
+      }
+    }
+  }
+
   async function finish(id: string, state: SessionState): Promise<void> {
     end(state, new DomainError('Aborted', 'the live stream was closed'));
     const forPart = sessions.get(state.part.partId);
@@ -116,7 +148,9 @@ export function createLiveStreams(options: LiveStreamsOptions): LiveStreams {
     async open(part) {
       if (!subscribed) {
         subscribed = true;
-        options.notifications.subscribe(machineChannel, onNotice);
+        options.notifications.subscribe(machineChannel, onNotice, () => {
+          resync().catch(options.onError);
+        });
       }
       await options.notifications.ready();
       const id = randomUUID();
@@ -156,7 +190,10 @@ export function createLiveStreams(options: LiveStreamsOptions): LiveStreams {
           finish(id, state).catch(options.onError);
           return;
         }
-        push(state, { kind: 'heartbeat', atMs: options.clock.nowMs() });
+        // A client that does not read must not make the queue grow: one pending heartbeat is enough.
+        if (!state.queue.some((m) => m.kind === 'heartbeat')) {
+          push(state, { kind: 'heartbeat', atMs: options.clock.nowMs() });
+        }
       }, options.heartbeatIntervalMs());
       state.timer.unref();
       return {

@@ -19,6 +19,8 @@ interface Subscriber {
 }
 
 const reconnectDelaysMs = [100, 500, 1_000, 2_000, 5_000];
+/** `application_name` of the listening connection (visible in pg_stat_activity). */
+export const notificationListenerName = 'mcloud-notifications';
 
 /** One dedicated connection per process, re-established with backoff when it drops. */
 export function createNotificationListener(
@@ -35,7 +37,7 @@ export function createNotificationListener(
   const quote = (channel: string) => `"${channel.replaceAll('"', '""')}"`;
 
   async function connect(resync: boolean): Promise<void> {
-    const next = new pg.Client({ connectionString: url });
+    const next = new pg.Client({ connectionString: url, application_name: notificationListenerName });
     next.on('notification', (message) => {
       for (const subscriber of channels.get(message.channel) ?? []) {
         try {
