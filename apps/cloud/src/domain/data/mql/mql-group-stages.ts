@@ -44,11 +44,40 @@ function isConstantKey(value: MqlValue): boolean {
   return typeof value === 'string' && !value.startsWith('$');
 }
 
+/**
+ * Accumulator arguments computed once per row in a LATERAL subquery (OFFSET 0 keeps PostgreSQL from
+ * folding it back in): `$avg` and `$max` of the same path would otherwise walk the JSON several times.
+ */
+interface ArgumentHoist {
+  hoist(expr: SqlExpr): SqlExpr;
+  join(): string | undefined;
+}
+
+function createArgumentHoist(alias: string): ArgumentHoist {
+  const items: string[] = [];
+  const names = new Map<string, string>();
+  return {
+    hoist(expr) {
+      if (expr.type !== 'jsonb' || /^\w+\.\w+$/.test(expr.sql)) return expr;
+      let name = names.get(expr.sql);
+      if (!name) {
+        name = `a${items.length}`;
+        names.set(expr.sql, name);
+        items.push(`${expr.sql} AS ${name}`);
+      }
+      return jsonbExpr(`${alias}.${name}`);
+    },
+    join: () =>
+      items.length ? `CROSS JOIN LATERAL (SELECT ${items.join(', ')} OFFSET 0) AS ${alias}` : undefined,
+  };
+}
+
 function compileAccumulator(
   name: string,
   spec: MqlValue,
   scope: ExpressionScope,
   input: PipelineState,
+  hoisted: ArgumentHoist,
 ): SqlExpr {
   if (!isPlainObject(spec) || Object.keys(spec).length !== 1) {
     throw invalidArgument(
@@ -62,7 +91,7 @@ function compileAccumulator(
   const reversed = order.length
     ? ` ORDER BY ${orderBySql(order.map((key) => ({ ...key, descending: !key.descending })))}`
     : '';
-  const value = () => compileExpression(argument, scope);
+  const value = () => hoisted.hoist(compileExpression(argument, scope));
   switch (operator) {
     case '$sum': {
       if (typeof argument === 'number') return typedExpr(`(count(*) * ${argument}::numeric)`, 'number');
@@ -124,6 +153,7 @@ function accumulatorFields(
   scope: ExpressionScope,
   input: PipelineState,
   skip: string,
+  hoisted: ArgumentHoist,
 ): StageOutput['fields'] {
   return Object.entries(spec)
     .filter(([name]) => name !== skip)
@@ -131,7 +161,7 @@ function accumulatorFields(
       if (name.includes('.') || name.startsWith('$')) {
         throw invalidArgument(scope.where, 'an output field name must not contain . or start with $', name);
       }
-      return { name, expr: compileAccumulator(name, accumulator, scope, input) };
+      return { name, expr: compileAccumulator(name, accumulator, scope, input, hoisted) };
     });
 }
 
@@ -141,10 +171,13 @@ export function compileGroup(stage: MqlStage, input: PipelineState, builder: Pip
     throw invalidArgument(at, 'needs an _id (use null for one group)');
   const scope = stateScope(input, at);
   const idSpec = stage.spec._id as MqlValue;
-  const accumulators = accumulatorFields(stage.spec, scope, input, '_id');
+  const hoisted = createArgumentHoist(builder.nextAlias());
+  const accumulators = accumulatorFields(stage.spec, scope, input, '_id', hoisted);
+  const join = hoisted.join();
   if (isConstantKey(idSpec)) {
     const id = compileExpression(idSpec, scope);
     return builder.emit(input, {
+      ...(join ? { join } : {}),
       fields: [{ name: '_id', expr: id }, ...accumulators],
       groupBy: [],
       having: 'count(*) > 0',
@@ -153,6 +186,7 @@ export function compileGroup(stage: MqlStage, input: PipelineState, builder: Pip
   }
   const key = groupKey(compileExpression(idSpec, scope));
   return builder.emit(input, {
+    ...(join ? { join } : {}),
     fields: [{ name: '_id', expr: key }, ...accumulators],
     groupBy: [key.sql],
     order: 'none',
@@ -230,8 +264,12 @@ export function compileBucket(
   const id = jsonbExpr(`CASE ${whens.join(' ')} ELSE ${fallback} END`);
   const output = spec.output ?? { count: { $sum: 1 } };
   if (!isPlainObject(output)) throw invalidArgument(at, 'output must be a document of accumulators');
+  const hoisted = createArgumentHoist(builder.nextAlias());
+  const accumulators = accumulatorFields(output, scope, input, '', hoisted);
+  const join = hoisted.join();
   return builder.emit(input, {
-    fields: [{ name: '_id', expr: id }, ...accumulatorFields(output, scope, input, '')],
+    ...(join ? { join } : {}),
+    fields: [{ name: '_id', expr: id }, ...accumulators],
     groupBy: [id.sql],
     order: [{ sql: `min(CASE ${indexes.join(' ')} ELSE ${bounds.length} END)`, descending: false }],
   });

@@ -224,7 +224,7 @@ function equals(target: Target, value: MqlValue, scope: MatchScope): string {
   }
   if (typed) {
     const native = nativeLiteral(typed, value);
-    if (native !== undefined) return `COALESCE(${typed.sql} = ${native}, false)`;
+    if (native !== undefined) return isTrue(`${typed.sql} = ${native}`);
     if (typed.type !== 'bool' && typed.type !== 'number') return 'false';
   }
   if (typeof value === 'number' || typeof value === 'string' || typeof value === 'boolean') {
@@ -234,6 +234,14 @@ function equals(target: Target, value: MqlValue, scope: MatchScope): string {
   if (value instanceof ObjectId) return pathExists(target, '@."$oid" == $v', { v: value.toHexString() });
   const literal = jsonbLiteral(toTaggedJson(value, scope.where));
   return anyValue(target, (c) => `${c} = ${literal}`, true);
+}
+
+/**
+ * A comparison on a column as a non-NULL condition. `IS TRUE` (unlike COALESCE) counts as leakproof for
+ * PostgreSQL, so the condition is pushed below the security-barrier document view onto the table scan.
+ */
+function isTrue(comparison: string): string {
+  return `((${comparison}) IS TRUE)`;
 }
 
 /** The literal in the column's SQL type, or undefined when the types differ (which never matches). */
@@ -259,7 +267,7 @@ function compare(target: Target, operator: string, value: MqlValue, scope: Match
     const native = nativeLiteral(typed, value);
     if (native === undefined) return 'false';
     const column = typed.type === 'text' || typed.type === 'oid' ? `(${typed.sql}) COLLATE "C"` : typed.sql;
-    return `COALESCE(${column} ${symbol} ${native}, false)`;
+    return isTrue(`${column} ${symbol} ${native}`);
   }
   if (typeof value === 'number' || typeof value === 'string') {
     return pathExists(target, `@ ${symbol} $v`, { v: value });
@@ -287,7 +295,7 @@ function regexMatch(target: Target, regex: MqlRegex, scope: MatchScope): string 
   if (typed && (regex.options === '' || regex.options === 'i')) {
     if (typed.type !== 'text') return 'false';
     const operator = regex.options === 'i' ? '~*' : '~';
-    return `COALESCE(${typed.sql} ${operator} ${quoteText(regex.pattern)}, false)`;
+    return isTrue(`${typed.sql} ${operator} ${quoteText(regex.pattern)}`);
   }
   const flags = regex.options ? ` flag ${JSON.stringify(regex.options)}` : '';
   return pathExists(target, `@ like_regex ${JSON.stringify(regex.pattern)}${flags}`);

@@ -143,8 +143,10 @@ BEGIN
 END
 $$;
 
+-- COST 1: the planner then still inlines the one-line helpers around `COALESCE(v #> path, mql_path(v, path))`
+-- (it refuses to inline a function whose repeated argument looks expensive).
 CREATE FUNCTION sensordata.mql_path(value jsonb, steps text[]) RETURNS jsonb
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE COST 1
 AS $$
 DECLARE
   step text;
