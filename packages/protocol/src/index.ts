@@ -42,5 +42,7 @@ export * as signalingPb from '../gen/proto/rpc/webrtc/v1/signaling_pb.js';
 export * as provisioningPb from '../gen/provisioning/v1/provisioning_pb.js';
 /** viam.robot.v1.RobotService: the machine API (served by a machine-server, also to its modules). */
 export * as machineRobotPb from '../gen/robot/v1/robot_pb.js';
+/** viam.service.datamanager.v1.DataManagerService (Sync, UploadBinaryDataToDatasets on the machine API). */
+export * as dataManagerPb from '../gen/service/datamanager/v1/data_manager_pb.js';
 /** viam.service.generic.v1.GenericService (the generic service API; `genericPb` is the component one). */
 export * as genericServicePb from '../gen/service/generic/v1/generic_pb.js';

@@ -7,6 +7,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { startTestCloud, type TestCloud } from '@mcloud/cloud/testing';
+import { createSdkRobotClient } from '@mcloud/sdk-testkit';
+import { DataManagerClient } from '@viamrobotics/sdk';
 import { type MachineProcess, startMachineProcess } from '../support/machine-process.ts';
 import { binaryItems, createMachinePart, type MachinePart, tabularReadings } from './cloud-fixtures.ts';
 import { listFiles, waitFor } from './data-fixtures.ts';
@@ -69,7 +71,11 @@ async function saveConfig(config: object) {
 test('a cloud-managed machine-server captures and syncs through the configured data manager', async () => {
   await saveConfig(robotConfig([{ method: 'Readings', capture_frequency_hz: 10 }]));
   machine = await startMachineProcess({
-    config: { cloud: { app_address: t.url, id: part.partId, secret: part.secret } },
+    config: {
+      cloud: { app_address: t.url, id: part.partId, secret: part.secret },
+      network: { bind_address: 'localhost:0' },
+    },
+    args: ['-disable-mdns'],
   });
   await machine.waitForLine(/initial configuration applied/, 60_000);
 
@@ -127,4 +133,35 @@ test('a cloud-managed machine-server captures and syncs through the configured d
     'DoCommand captures after the config change',
   );
   assert.deepEqual(commands[0]?.methodParameters, { docommand_input: { calls: true } });
+
+  // The machine API serves DataManagerService to the real SDK (authenticated with the org API key,
+  // which the cloud hands the machine as an api-key auth handler).
+  const serving = await machine.waitForLine(/\tserving\t/);
+  const apiUrl = (JSON.parse(serving.split('\t').at(-1) as string) as { url: string }).url;
+  const robot = await createSdkRobotClient({
+    host: apiUrl,
+    transport: 'grpc-web',
+    credentials: { type: 'api-key', authEntity: t.bootstrap.api_key_id, payload: t.bootstrap.api_key },
+  });
+  try {
+    const dataManager = new DataManagerClient(robot, 'data-manager');
+    await dataManager.sync();
+    const { id: datasetId } = await part.owner.dataset.createDataset({
+      name: 'e2e-uploads',
+      organizationId: t.bootstrap.organization_id,
+    });
+    const bytes = new Uint8Array([0xff, 0xd8, 0xff, 0xe0, 1, 2, 3, 4]);
+    await dataManager.uploadBinaryDataToDatasets(bytes, ['manual'], [datasetId], 1 as never);
+    const uploaded = (await binaryItems(part.owner, part.partId, '')).filter((item) =>
+      item.fileName.includes('datasetUpload'),
+    );
+    assert.equal(uploaded.length, 1);
+    assert.deepEqual([...(uploaded[0]?.binary ?? [])], [...bytes]);
+    assert.ok(uploaded[0]?.tags.includes('manual') && uploaded[0]?.tags.includes('e2e'));
+    assert.equal(uploaded[0]?.fileExt, '.jpeg');
+    const leftovers = await listFiles(`${machine.viamHome}/capture/datasetUpload`);
+    assert.deepEqual(leftovers, [], 'the staged upload file is removed');
+  } finally {
+    await robot.disconnect();
+  }
 });

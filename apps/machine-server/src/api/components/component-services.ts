@@ -1,5 +1,6 @@
 import type { ConnectRouter } from '@connectrpc/connect';
-import { cameraPb, genericPb, genericServicePb, motorPb, sensorPb } from '@mcloud/protocol';
+import { cameraPb, dataManagerPb, genericPb, genericServicePb, motorPb, sensorPb } from '@mcloud/protocol';
+import { dataManagerHandlers } from '../../data/data-manager-service.ts';
 import { cameraHandlers } from './camera-service.ts';
 import { genericComponentHandlers, genericServiceHandlers } from './generic-service.ts';
 import { motorHandlers } from './motor-service.ts';
@@ -18,4 +19,5 @@ export function registerComponentServices(router: ConnectRouter, resolve: Resour
   router.service(motorPb.MotorService, motorHandlers(calls));
   router.service(genericPb.GenericService, genericComponentHandlers(calls));
   router.service(genericServicePb.GenericService, genericServiceHandlers(calls));
+  router.service(dataManagerPb.DataManagerService, dataManagerHandlers(calls));
 }
