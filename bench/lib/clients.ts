@@ -113,7 +113,7 @@ export class GrpcStatusError extends Error {
 }
 
 /**
- * A bare HTTP/2 gRPC client for unary calls with pre-encoded requests: the load generator then spends
+ * A bare HTTP/2 gRPC client for unary and client-streaming calls with pre-encoded requests: the load generator then spends
  * (almost) no CPU on protobuf, so on a 2-core machine the server gets the cycles being measured.
  */
 export class RawGrpcConnection {
@@ -127,6 +127,11 @@ export class RawGrpcConnection {
   }
 
   unary(path: string, frame: Buffer): Promise<Buffer> {
+    return this.clientStream(path, [frame]);
+  }
+
+  /** Writes the frames in order, waiting for 'drain' whenever HTTP/2 flow control pushes back. */
+  clientStream(path: string, frames: readonly Buffer[]): Promise<Buffer> {
     return new Promise((resolve, reject) => {
       const stream = this.session.request({
         ':method': 'POST',
@@ -154,7 +159,13 @@ export class RawGrpcConnection {
         const body = Buffer.concat(chunks);
         resolve(body.subarray(5, 5 + body.readUInt32BE(1)));
       });
-      stream.end(frame);
+      const writeAll = async () => {
+        for (const frame of frames) {
+          if (!stream.write(frame)) await new Promise((done) => stream.once('drain', done));
+        }
+        stream.end();
+      };
+      writeAll().catch(reject);
     });
   }
 
