@@ -4,7 +4,8 @@
  * by ValidateConfig and its readings are included under `source` — read through the parent.
  *
  * DoCommand: `{"reset": true}` sets the count to 0; `{"log": {"level": "debug", "message": "…"}}`
- * writes a log entry (it reaches the parent's logger through RobotService.Log).
+ * writes a log entry (it reaches the parent's logger through RobotService.Log); `{"info": true}`
+ * answers the process id, working directory and the VIAM_MODULE_* environment the parent gave.
  */
 import {
   defineModel,
@@ -63,6 +64,18 @@ export const counterSensor = defineModel<Sensor>({
         return readings;
       },
       async doCommand(command: JsonObject): Promise<JsonObject> {
+        if (command.info === true) {
+          const env = process.env;
+          return {
+            pid: process.pid,
+            cwd: process.cwd(),
+            module_name: env.VIAM_MODULE_NAME ?? null,
+            module_data: env.VIAM_MODULE_DATA ?? null,
+            module_root: env.VIAM_MODULE_ROOT ?? null,
+            viam_home: env.VIAM_HOME ?? null,
+            argv: process.argv.slice(2),
+          };
+        }
         if (command.reset === true) {
           count = 0;
           return { count };
