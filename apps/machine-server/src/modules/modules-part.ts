@@ -8,6 +8,7 @@ import { parseGoDurationMs } from '../config/go-duration.ts';
 import { MachineError } from '../errors.ts';
 import type { MachineExtension, MachineServerOptions, ModuleReconciler } from '../machine-host.ts';
 import type { ModuleTimings } from './managed-module.ts';
+import { createModuleDiagnostics } from './module-diagnostics.ts';
 import { createModuleManager, type ModuleManager } from './module-manager.ts';
 
 export interface ModulesPart {
@@ -31,10 +32,12 @@ export function createModulesPart(
     if (!manager) throw new MachineError('FailedPrecondition', 'modules: the module manager has not started');
     return manager;
   };
+  const diagnostics = createModuleDiagnostics();
   return {
     manager: () => manager,
     extension: {
       name: 'modules',
+      diagnostics: () => diagnostics(manager?.statuses() ?? []),
       async start(host, signal) {
         manager = createModuleManager({
           registry: host.registry,

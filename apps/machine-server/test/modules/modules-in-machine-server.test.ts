@@ -113,6 +113,17 @@ test('a module that exits at once leaves only its resources unhealthy, with a re
   assert.match(broken?.error ?? '', /exited too quickly after attempted startup \(exit code 3\)/);
 });
 
+test('diagnostics report each module process (FTDC / -output-telemetry)', async () => {
+  const first = modules.extension.diagnostics?.() ?? {};
+  assert.equal(first['counter.up'], 1);
+  assert.equal(first['broken.up'], 0);
+  assert.ok((first['broken.consecutive_failures'] ?? 0) >= 1);
+  assert.ok((first['counter.rss_bytes'] ?? 0) > 10_000_000, `rss ${first['counter.rss_bytes']}`);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const second = modules.extension.diagnostics?.() ?? {};
+  assert.ok(Number.isFinite(second['counter.cpu_percent']) && (second['counter.cpu_percent'] ?? -1) >= 0);
+});
+
 test('a crashed module comes back ~5 s later and the graph rebuilds its resources', async () => {
   const counter = modules
     .manager()
