@@ -489,13 +489,8 @@ export async function startMachineServer(
     }
     startCloudLoops(connection);
   } else {
-    await deliver(localJson, 'local');
-    if (!appliedOnce) {
-      // The file did not validate: run with nothing until it is fixed.
-      configLogger.error('the configuration file is invalid; waiting for it to be fixed', {
-        config: options.configPath,
-      });
-    }
+    // Watch before applying, so an edit made while the first pass runs is not missed (the watcher
+    // compares bytes with the text read at start-up and checks once right away).
     fileWatcher = watchConfigFile(options.configPath, localText, (text) => {
       configLogger.info('On-disk config file changed. Reloading the config file.');
       let json: JsonObject;
@@ -509,6 +504,13 @@ export async function startMachineServer(
       }
       void deliver(json, 'local');
     });
+    await deliver(localJson, 'local');
+    if (!appliedOnce) {
+      // The file did not validate: run with nothing until it is fixed.
+      configLogger.error('the configuration file is invalid; waiting for it to be fixed', {
+        config: options.configPath,
+      });
+    }
   }
 
   void ready.then(() => {

@@ -35,6 +35,7 @@ export function watchConfigFile(
     clearTimeout(timer);
     timer = setTimeout(() => void check(), debounceMs);
   });
+  timer = setTimeout(() => void check(), debounceMs);
   return {
     close() {
       clearTimeout(timer);

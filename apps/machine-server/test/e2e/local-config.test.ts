@@ -92,7 +92,10 @@ describe('machine-server with a local config', () => {
       readings: undefined,
       ...{ attributes: { readings: { v: 2 } } },
     } as never;
-    await writeFile(machine.configPath, JSON.stringify(config));
+    await writeFile(
+      machine.configPath,
+      JSON.stringify({ ...config, network: { bind_address: '127.0.0.1:0' } }),
+    );
     await machine.waitForLine(/configuration applied/, 15_000, mark);
     const rebuilt = machine.lines.slice(mark).filter((line) => /resource built/.test(line));
     assert.equal(rebuilt.length, 2, rebuilt.join('\n'));

@@ -35,7 +35,12 @@ export async function startMachineProcess(options: StartMachineOptions): Promise
   const dir = options.dir ?? (await mkdtemp(path.join(tmpdir(), 'machine-server-test-')));
   const viamHome = path.join(dir, 'viam-home');
   const configPath = path.join(dir, 'machine.json');
-  await writeFile(configPath, JSON.stringify(options.config, null, 2));
+  // Port 0 unless the test chose an address: many machine-servers (and engineers) share this host.
+  const config =
+    'network' in options.config
+      ? options.config
+      : { ...options.config, network: { bind_address: '127.0.0.1:0' } };
+  await writeFile(configPath, JSON.stringify(config, null, 2));
   const child = spawn(
     process.execPath,
     [binPath, '-config', configPath, '-ftdc=false', ...(options.args ?? [])],
