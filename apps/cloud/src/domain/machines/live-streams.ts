@@ -51,6 +51,7 @@ interface SessionState {
   lastHeardMs: number;
   lastHeardMonotonic: number;
   timer: NodeJS.Timeout | undefined;
+  touching: Promise<void>;
 }
 
 /**
@@ -141,6 +142,7 @@ export function createLiveStreams(options: LiveStreamsOptions): LiveStreams {
     if (forPart?.get(id) !== state) return;
     forPart.delete(id);
     if (forPart.size === 0) sessions.delete(state.part.partId);
+    await state.touching;
     if (!state.superseded) await options.presence.streamEnded(state.part, state.lastHeardMs);
   }
 
@@ -163,6 +165,7 @@ export function createLiveStreams(options: LiveStreamsOptions): LiveStreams {
         lastHeardMs: options.clock.nowMs(),
         lastHeardMonotonic: performance.now(),
         timer: undefined,
+        touching: Promise.resolve(),
       };
       let forPart = sessions.get(part.partId);
       if (!forPart) {
@@ -170,7 +173,7 @@ export function createLiveStreams(options: LiveStreamsOptions): LiveStreams {
         sessions.set(part.partId, forPart);
       }
       forPart.set(id, state);
-      await options.presence.touch(part, { force: true });
+      await options.presence.touch(part, { force: true, atMs: state.lastHeardMs });
       await notifyMachine(options.db, {
         kind: 'stream-opened',
         o: part.organizationId,
@@ -209,7 +212,10 @@ export function createLiveStreams(options: LiveStreamsOptions): LiveStreams {
         heard() {
           state.lastHeardMs = options.clock.nowMs();
           state.lastHeardMonotonic = performance.now();
-          options.presence.touch(part).catch(options.onError);
+          // Serialized, and awaited before the stream's end is recorded (a late touch must not undo it).
+          state.touching = state.touching
+            .then(() => options.presence.touch(part, { atMs: state.lastHeardMs }))
+            .catch(options.onError);
         },
         close: () => finish(id, state),
       };

@@ -11,7 +11,8 @@ import { type MachineEventObserver, type PartPlacement, runObservers } from './m
  * observers, all in one transaction.
  */
 export interface PartPresence {
-  touch(part: PartPlacement, options?: { force?: boolean }): Promise<void>;
+  /** `atMs`: when the contact happened (default: now); `force`: write even within the throttle interval. */
+  touch(part: PartPlacement, options?: { force?: boolean; atMs?: number }): Promise<void>;
   /** The part's live stream ended; `lastHeardMs` is when the machine was last heard on it. */
   streamEnded(part: PartPlacement, lastHeardMs: number): Promise<void>;
   /** Marks offline every online part silent for longer than the liveness window; returns how many. */
@@ -78,7 +79,7 @@ export function createPartPresence(options: PartPresenceOptions): PartPresence {
 
   return {
     async touch(part, touchOptions = {}) {
-      const nowMs = clock.nowMs();
+      const nowMs = touchOptions.atMs ?? clock.nowMs();
       const last = lastWrites.get(part.partId);
       if (
         !touchOptions.force &&
