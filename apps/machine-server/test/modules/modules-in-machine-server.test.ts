@@ -24,6 +24,8 @@ import { counterExecutable, fixtures, tempDir, waitFor } from './module-test-sup
 let dir: Awaited<ReturnType<typeof tempDir>>;
 let server: RunningMachineServer;
 let modules: ModulesPart;
+let configPath: string;
+let machineConfig: { modules: Record<string, unknown>[]; components: unknown[] };
 
 function options(configPath: string, viamHome: string): MachineServerOptions {
   return {
@@ -48,31 +50,33 @@ const statusOf = (name: string) =>
 
 before(async () => {
   dir = await tempDir('modules-machine-');
-  const configPath = join(dir.path, 'machine.json');
+  configPath = join(dir.path, 'machine.json');
   await writeFile(
     configPath,
-    JSON.stringify({
-      modules: [
-        { name: 'counter', executable_path: counterExecutable },
-        { name: 'broken', executable_path: join(fixtures, 'exits-at-once') },
-      ],
-      components: [
-        // c1 names base only in its attributes: the dependency comes from the module's ValidateConfig.
-        {
-          name: 'c1',
-          api: 'rdk:component:sensor',
-          model: 'mcloud:example:counter',
-          attributes: { step: 5, source: 'base' },
-        },
-        {
-          name: 'base',
-          api: 'rdk:component:sensor',
-          model: 'fake',
-          attributes: { readings: { celsius: 20 } },
-        },
-        { name: 'lonely', api: 'rdk:component:sensor', model: 'mcloud:broken:thing' },
-      ],
-    }),
+    JSON.stringify(
+      (machineConfig = {
+        modules: [
+          { name: 'counter', executable_path: counterExecutable },
+          { name: 'broken', executable_path: join(fixtures, 'exits-at-once') },
+        ],
+        components: [
+          // c1 names base only in its attributes: the dependency comes from the module's ValidateConfig.
+          {
+            name: 'c1',
+            api: 'rdk:component:sensor',
+            model: 'mcloud:example:counter',
+            attributes: { step: 5, source: 'base' },
+          },
+          {
+            name: 'base',
+            api: 'rdk:component:sensor',
+            model: 'fake',
+            attributes: { readings: { celsius: 20 } },
+          },
+          { name: 'lonely', api: 'rdk:component:sensor', model: 'mcloud:broken:thing' },
+        ],
+      }),
+    ),
   );
   const opts = options(configPath, join(dir.path, 'viam-home'));
   modules = createModulesPart(opts);
@@ -145,6 +149,38 @@ test('a crashed module comes back ~5 s later and the graph rebuilds its resource
     step: 5,
     source: { celsius: 20 },
   });
+});
+
+test('a changed module config restarts the module and its resources are rebuilt', async () => {
+  const before = modules
+    .manager()
+    ?.statuses()
+    .find((s) => s.name === 'counter');
+  assert.ok(before?.pid);
+  const c1 = server.host.resources.findByShortName(sensorApi, 'c1') as Sensor;
+  await c1.getReadings({ signal: AbortSignal.timeout(5000) });
+  const [counter, ...others] = machineConfig.modules;
+  await writeFile(
+    configPath,
+    JSON.stringify({
+      ...machineConfig,
+      modules: [{ ...counter, env: { COUNTER_GENERATION: '2' } }, ...others],
+    }),
+  );
+  await waitFor(
+    'a new counter process',
+    () => {
+      const now = modules
+        .manager()
+        ?.statuses()
+        .find((s) => s.name === 'counter');
+      return now?.state === 'ready' && now.pid !== before.pid;
+    },
+    20_000,
+  );
+  await waitFor('c1 ready', () => statusOf('c1')?.state === 'ready', 20_000);
+  const rebuilt = server.host.resources.findByShortName(sensorApi, 'c1') as Sensor;
+  assert.equal((await rebuilt.getReadings({ signal: AbortSignal.timeout(5000) })).count, 5);
 });
 
 test('shutdown stops the module processes', async () => {
