@@ -183,6 +183,35 @@ test('notices lost while the LISTEN connection was down: the machine is told the
   }
 });
 
+test('revoking the part secret or deleting the part ends its live stream', async () => {
+  const machine = await newMachine(owner, t.bootstrap.location_id, 'revoked-bot');
+  const { part } = await owner.app.createRobotPartSecret({ partId: machine.partId });
+  const oldSecret = part?.secrets.find((s) => s.secret === machine.secret);
+  assert.ok(oldSecret);
+  const stream = openLiveStream(await machineClients(t.url, machine), machine.partId);
+  const stop = heartbeats(stream);
+  try {
+    await nextOfKind(stream, 'welcome');
+    await owner.app.deleteRobotPartSecret({ partId: machine.partId, secretId: oldSecret.id });
+    const ended = await stream.ended;
+    assert.ok(ended instanceof ConnectError && ended.code === Code.Unauthenticated, String(ended));
+  } finally {
+    stop();
+  }
+
+  const doomed = await newMachine(owner, t.bootstrap.location_id, 'deleted-bot');
+  const keyStream = openLiveStream(owner, doomed.partId);
+  const stopKey = heartbeats(keyStream);
+  try {
+    await nextOfKind(keyStream, 'welcome');
+    await owner.app.deleteRobot({ id: doomed.robotId });
+    const ended = await keyStream.ended;
+    assert.ok(ended instanceof ConnectError && ended.code === Code.NotFound, String(ended));
+  } finally {
+    stopKey();
+  }
+});
+
 test('live stream: bad input', async () => {
   const machine = await newMachine(owner, t.bootstrap.location_id, 'bad-stream-bot');
   const other = await newMachine(owner, t.bootstrap.location_id, 'bad-stream-other');

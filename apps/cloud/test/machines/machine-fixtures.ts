@@ -18,6 +18,7 @@ export function fastMachineConnection(config: CloudConfig): CloudConfig {
     machineConnection: {
       heartbeatIntervalMs: 100,
       silenceTimeoutMs: 500,
+      credentialRecheckMs: 200,
       lastAccessWriteIntervalMs: 5_000,
       offlineSweepIntervalMs: 3_600_000,
       logRetentionIntervalMs: 3_600_000,

@@ -55,6 +55,13 @@ export function machineConnectionHandlers(deps: CloudDeps): Partial<Handlers> {
         state: 'open',
         error: undefined,
       };
+      // A revoked secret or key, or a deleted part, ends the stream (checked every credentialRecheckMs).
+      let lastCheckMs = performance.now();
+      const recheckAccess = async () => {
+        const bearer = /^Bearer\s+(\S+)$/i.exec(context.requestHeader.get('authorization') ?? '')?.[1] ?? '';
+        const current = await deps.authenticator.principalFromToken(bearer);
+        await requireMachinePart(ctx, current, part.id, 'operator', 'hello.part_id');
+      };
       (async () => {
         try {
           for (;;) {
@@ -64,6 +71,10 @@ export function machineConnectionHandlers(deps: CloudDeps): Partial<Handlers> {
               throw invalidArgument('hello', 'only the first message of Connect may be hello');
             }
             session.heard();
+            if (performance.now() - lastCheckMs > settings.credentialRecheckMs) {
+              lastCheckMs = performance.now();
+              await recheckAccess();
+            }
           }
           machineSide.state = 'closed';
         } catch (error) {

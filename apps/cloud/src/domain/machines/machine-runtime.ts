@@ -14,6 +14,8 @@ export interface MachineConnectionSettings {
   heartbeatIntervalMs: number;
   /** A live stream silent this long is ended and its part goes offline. */
   silenceTimeoutMs: number;
+  /** How often a live stream re-checks its credentials (revoked secret or key, deleted part). */
+  credentialRecheckMs: number;
   /** `last_access` is written at most this often per part and replica. */
   lastAccessWriteIntervalMs: number;
   /** How often a replica tries the offline sweep (one replica at a time does it). */
@@ -25,6 +27,7 @@ export interface MachineConnectionSettings {
 export const defaultMachineConnectionSettings: MachineConnectionSettings = {
   heartbeatIntervalMs: 2_000,
   silenceTimeoutMs: 6_000,
+  credentialRecheckMs: 10_000,
   lastAccessWriteIntervalMs: 5_000,
   offlineSweepIntervalMs: 5_000,
   logRetentionIntervalMs: 3_600_000,
