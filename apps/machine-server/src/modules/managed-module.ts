@@ -65,6 +65,8 @@ export interface ModuleLaunch {
   /** Module address: socket path, or `127.0.0.1:<port>` in TCP mode. */
   readonly address: string;
   readonly parentAddress: string;
+  /** The `--log-level` in `args`, if any. */
+  readonly logLevel: LogLevel | undefined;
 }
 
 export interface ManagedModuleOptions {
@@ -89,6 +91,8 @@ export interface ManagedModule {
   status(): ModuleStatus;
   /** The full names of the resources currently built on it. */
   servedResources(): ResourceName[];
+  /** The `--log-level` of the current (or last) process. */
+  launchedLogLevel(): LogLevel | undefined;
 }
 
 export function createManagedModule(options: ManagedModuleOptions): ManagedModule {
@@ -102,6 +106,7 @@ export function createManagedModule(options: ManagedModuleOptions): ManagedModul
   let unregisters: (() => void)[] = [];
   let registeredModels: string[] = [];
   let restartTimer: NodeJS.Timeout | undefined;
+  let launchedLevel: LogLevel | undefined;
   const lifetime = new AbortController();
   /** full name → the proxy built for it (a rebuild replaces it; only the owner's close removes it). */
   const served = new Map<string, { name: ResourceName; proxy: Resource }>();
@@ -199,6 +204,7 @@ export function createManagedModule(options: ManagedModuleOptions): ManagedModul
   const attempt = async (signal: AbortSignal): Promise<void> => {
     state = 'starting';
     const launch = await options.launch();
+    launchedLevel = launch.logLevel;
     const child = spawnModuleProcess({
       executable: launch.executable,
       args: launch.args,
@@ -320,6 +326,7 @@ export function createManagedModule(options: ManagedModuleOptions): ManagedModul
       ...(process?.pid === undefined || process.exitStatus() ? {} : { pid: process.pid }),
     }),
     servedResources: () => [...served.values()].map((entry) => entry.name),
+    launchedLogLevel: () => launchedLevel,
   };
 }
 

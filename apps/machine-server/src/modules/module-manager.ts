@@ -111,6 +111,9 @@ export function createModuleManager(options: ModuleManagerOptions): ModuleManage
     });
   };
 
+  const desiredLogLevel = (config: ModuleConfig) =>
+    moduleLogLevel(config, options.debug || latestConfig?.debug === true, latestConfig?.log ?? []);
+
   const createModule = (config: ModuleConfig): ManagedModule => {
     const moduleLogger = logger.child(config.name);
     return createManagedModule({
@@ -126,12 +129,9 @@ export function createModuleManager(options: ModuleManagerOptions): ModuleManage
           ? await freeTcpAddress()
           : moduleSocketPath(started.socketDir, config.name);
         const env = await environmentFor(config, executable, address);
-        const level = moduleLogLevel(
-          config,
-          options.debug || latestConfig?.debug === true,
-          latestConfig?.log ?? [],
-        );
+        const level = desiredLogLevel(config);
         return {
+          logLevel: level,
           executable,
           args: moduleArgs(address, level, config.tcpMode),
           cwd: moduleWorkingDir(executable, env),
@@ -207,8 +207,21 @@ export function createModuleManager(options: ModuleManagerOptions): ModuleManage
         return module.stop(signal);
       };
       await Promise.all(diff.removed.map((config) => stopOne(config.name)));
+      // A4.2/A4.5: modules whose --log-level would change (debug switched, log patterns) restart too.
+      const changed = new Set(
+        [...diff.added, ...diff.modified, ...diff.removed].map((config) => config.name),
+      );
+      const relevelled = [...modules.values()]
+        .filter((module) => !changed.has(module.name))
+        .filter((module) => module.launchedLogLevel() !== desiredLogLevel(module.config))
+        .map((module) => module.config);
+      if (relevelled.length > 0) {
+        logger.info('restarting modules for a new log level', {
+          modules: relevelled.map((config) => config.name),
+        });
+      }
       await Promise.all(
-        diff.modified.map(async (config) => {
+        [...diff.modified, ...relevelled].map(async (config) => {
           rebuild.push(...(await stopOne(config.name)));
           await startModule(config, diff.config.modules, signal);
         }),

@@ -413,3 +413,42 @@ describe('module manager: first run and TCP mode', () => {
     });
   });
 });
+
+test('switching debug on restarts modules without log_level with --log-level=debug', async () => {
+  const dir = await tempDir('modules-debug-');
+  const registry = createModelRegistry();
+  const manager = testManager(dir.path, {
+    registry,
+    lookup: createMapLookup(),
+    logger: createSilentLogger(),
+  });
+  await manager.start(AbortSignal.timeout(5000));
+  try {
+    const counter = moduleConfig('counter', counterExecutable);
+    await manager.apply(diffOf([counter]), AbortSignal.timeout(30_000));
+    const first = (await build(registry, counterConfig('d1'), [])) as Sensor;
+    const before = await first.doCommand({ info: true }, { signal: AbortSignal.timeout(5000) });
+    assert.deepEqual((before.argv as string[]).slice(1), []);
+
+    const { rebuild } = await manager.apply(
+      diffOf([], {}, { modules: [counter], debug: true }),
+      AbortSignal.timeout(30_000),
+    );
+    assert.deepEqual(rebuild.map(formatResourceName), ['rdk:component:sensor/d1']);
+    await first.close(AbortSignal.timeout(5000));
+    const again = (await build(registry, counterConfig('d1'), [])) as Sensor;
+    const after = await again.doCommand({ info: true }, { signal: AbortSignal.timeout(5000) });
+    assert.notEqual(after.pid, before.pid);
+    assert.deepEqual((after.argv as string[]).slice(1), ['--log-level=debug']);
+
+    // Nothing changed: no restart.
+    const unchanged = await manager.apply(
+      diffOf([], {}, { modules: [counter], debug: true }),
+      AbortSignal.timeout(30_000),
+    );
+    assert.deepEqual(unchanged.rebuild, []);
+  } finally {
+    await manager.close(AbortSignal.timeout(20_000));
+    await dir.remove();
+  }
+});
