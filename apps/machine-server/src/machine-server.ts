@@ -179,6 +179,8 @@ export async function startMachineServer(
     scheduleRetry(0);
   });
 
+  /** The config last refused by the maintenance window (logged once, re-checked on every delivery). */
+  let lastBlocked: string | undefined;
   /** One reconfigure pass for a new config (A1.8 + A2.4). */
   const applyConfig = async (
     next: MachineConfig,
@@ -201,6 +203,9 @@ export async function startMachineServer(
         lifetime.signal,
       );
       if (!decision.allowed) {
+        const blockedKey = JSON.stringify(next.raw);
+        if (blockedKey === lastBlocked) return;
+        lastBlocked = blockedKey;
         configLogger.info(
           diff.networkEqual
             ? 'Reconfigure NOT allowed by maintenance sensor'
@@ -214,7 +219,10 @@ export async function startMachineServer(
           );
         return;
       }
-      configLogger.info('Reconfigure allowed by maintenance sensor', { reason: decision.reason });
+      if (lastBlocked !== undefined) {
+        configLogger.info('Reconfigure allowed by maintenance sensor', { reason: decision.reason });
+      }
+      lastBlocked = undefined;
     }
     reconfiguring = true;
     const started = performance.now();

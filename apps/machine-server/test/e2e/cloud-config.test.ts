@@ -4,7 +4,8 @@
  * slow), and an offline boot from the cache when the cloud is unreachable.
  */
 import assert from 'node:assert/strict';
-import { readFile, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startTestCloud, type TestCloud } from '@mcloud/cloud/testing';
@@ -25,6 +26,7 @@ before(async () => {
 after(async () => {
   for (const machine of machines) await machine.stop();
   for (const machine of machines) await machine.cleanup();
+  for (const machine of machines) await rm(machine.dir, { recursive: true, force: true });
   await t?.stop();
 });
 
@@ -104,5 +106,55 @@ describe('machine-server managed by the cloud', () => {
     const elapsed = performance.now() - started;
     assert.ok(elapsed < 3000, `push applied the change in ${Math.round(elapsed)} ms`);
     assert.equal(await machine.stop(), 0);
+  });
+
+  it('holds a change back while the maintenance sensor says no, and /restart_status follows it', async () => {
+    const gated = await createCloudPart(t, 'maintenance-machine');
+    const dir = await mkdtemp(path.join(tmpdir(), 'machine-server-test-'));
+    const switchFile = path.join(dir, 'maintenance.json');
+    await writeFile(switchFile, JSON.stringify({ allowed: false }));
+    const base = [
+      {
+        name: 'maint',
+        api: 'rdk:component:sensor',
+        model: 'fake',
+        attributes: { readings_file: switchFile },
+      },
+    ];
+    const maintenance = { sensor_name: 'rdk:component:sensor/maint', maintenance_allowed_key: 'allowed' };
+    await setPartConfig(gated, { components: base, maintenance });
+    const machine = await startMachineProcess({
+      config: credentialsFile(t.url, gated, '1s'),
+      args: ['-debug'],
+      env: { MCLOUD_MACHINE_CONNECTION: 'off' },
+      dir,
+    });
+    machines.push(machine);
+    await machine.waitForLine(/initial configuration applied/);
+    const serving = await machine.waitForLine(/serving/);
+    const url = /"url":"([^"]+)"/.exec(serving)?.[1];
+    assert.ok(url, serving);
+    const restartStatus = async () =>
+      ((await (await fetch(`${url}/restart_status`)).json()) as { restart_allowed: boolean }).restart_allowed;
+    assert.equal(await restartStatus(), false);
+
+    const mark = machine.lines.length;
+    await setPartConfig(gated, {
+      components: [...base, { name: 'later', api: 'rdk:component:sensor', model: 'fake' }],
+      maintenance,
+    });
+    await machine.waitForLine(/Reconfigure NOT allowed by maintenance sensor/, 15_000, mark);
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    assert.ok(
+      !machine.lines.slice(mark).some((l) => /resource built.*sensor\/later/.test(l)),
+      'blocked while not allowed',
+    );
+
+    await writeFile(switchFile, JSON.stringify({ allowed: true }));
+    await machine.waitForLine(/resource built.*sensor\/later/, 15_000, mark);
+    assert.ok(machine.lines.slice(mark).some((l) => /Reconfigure allowed by maintenance sensor/.test(l)));
+    assert.equal(await restartStatus(), true);
+    assert.equal(await machine.stop(), 0);
+    await rm(dir, { recursive: true, force: true });
   });
 });
