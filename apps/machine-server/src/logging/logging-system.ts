@@ -124,6 +124,8 @@ export function writeLogEntry(logger: Logger, entry: LogEntry): void {
   else logger[entry.level](entry.message, { logger: entry.loggerName, ...entry.fields });
 }
 
+const moduleStdErrLogger = /^rdk\.modmanager\.[\w-]+\.StdErr$/;
+
 /** A4.8: always emitted, never de-duplicated. */
 export const activityLoggerName = 'rdk.activity';
 
@@ -190,7 +192,13 @@ export function createLogging(options: LoggingOptions = {}): Logging {
       state = {
         name,
         options:
-          loggerOptions ?? (name === activityLoggerName ? { neverDeduplicate: true, alwaysEmit: true } : {}),
+          loggerOptions ??
+          (name === activityLoggerName
+            ? { neverDeduplicate: true, alwaysEmit: true }
+            : // A4.4 (ms-modules): a module's stderr lines (`rdk.modmanager.<module>.StdErr`) are never de-duplicated.
+              moduleStdErrLogger.test(name)
+              ? { neverDeduplicate: true }
+              : {}),
         level: effectiveLevel(name),
         deduplicator: createLogDeduplicator({
           ...(options.deduplicationWindowMs === undefined ? {} : { windowMs: options.deduplicationWindowMs }),

@@ -452,3 +452,31 @@ test('switching debug on restarts modules without log_level with --log-level=deb
     await dir.remove();
   }
 });
+
+test("a module's stderr lines are logged at ERROR and never de-duplicated", async () => {
+  const dir = await tempDir('modules-stderr-');
+  const capture = createLoggingCapture('rdk');
+  const manager = testManager(dir.path, {
+    registry: createModelRegistry(),
+    lookup: createMapLookup(),
+    logger: capture.logger.child('modmanager'),
+  });
+  await manager.start(AbortSignal.timeout(5000));
+  try {
+    await manager.apply(
+      diffOf([moduleConfig('noisy', join(fixtures, 'noisy-then-exit'))]),
+      AbortSignal.timeout(30_000),
+    );
+    const stderr = await waitFor('five stderr lines', () => {
+      const found = capture.lines.filter((l) => l.logger === 'rdk.modmanager.noisy.StdErr');
+      return found.length >= 5 && found;
+    });
+    assert.deepEqual(
+      stderr.map((l) => [l.level, l.message]),
+      Array.from({ length: 5 }, () => ['error', '\n\\_ boom']),
+    );
+  } finally {
+    await manager.close(AbortSignal.timeout(20_000));
+    await dir.remove();
+  }
+});
