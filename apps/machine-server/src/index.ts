@@ -58,6 +58,7 @@ export type {
   MachineStatus,
   ModuleDiff,
   ModuleReconciler,
+  ModuleTarget,
   ResourceLookup,
   ResourceState,
   ResourceStatus,

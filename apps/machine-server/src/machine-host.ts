@@ -106,6 +106,8 @@ export interface MachineHost {
   requestRebuild(names: readonly ResourceName[]): void;
   /** Runs the retry pass soon (e.g. a module registered new models). */
   requestReconfigure(): void;
+  /** `RestartModule`: restarts a module and rebuilds its resources; absent without modules. (ms-modules) */
+  restartModule?(target: ModuleTarget, signal: AbortSignal): Promise<void>;
   version(): { version: string; gitRevision: string; apiVersion: string };
 }
 
@@ -138,7 +140,15 @@ export interface ModuleReconciler {
   apply(diff: ModuleDiff, signal: AbortSignal): Promise<{ rebuild: readonly ResourceName[] }>;
   /** Stops every module (SIGTERM, then SIGKILL); called after resources are closed at shutdown. */
   close(signal: AbortSignal): Promise<void>;
+  /**
+   * `RestartModule` (A7.5): stops and starts one module by `module_id` or name; returns the resources it
+   * served, to rebuild. NotFound when no running module matches. (ms-modules)
+   */
+  restart?(target: ModuleTarget, signal: AbortSignal): Promise<{ rebuild: readonly ResourceName[] }>;
 }
+
+/** A module named by its registry `module_id` or its configured `name`. */
+export type ModuleTarget = { readonly moduleId: string } | { readonly moduleName: string };
 
 export interface ModuleDiff {
   readonly added: readonly ModuleConfig[];

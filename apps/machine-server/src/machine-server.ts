@@ -350,6 +350,17 @@ export async function startMachineServer(
       scheduleRetry(0);
     },
     requestReconfigure: () => scheduleRetry(0),
+    // ms-modules: RestartModule, serialized with reconfigure passes.
+    ...(reconciler?.restart
+      ? {
+          restartModule: (target, signal) =>
+            queue(async () => {
+              const restarted = await reconciler.restart?.(target, signal);
+              manager.markForRebuild(restarted?.rebuild ?? []);
+              scheduleRetry(0);
+            }),
+        }
+      : {}),
     version: () => ({ version: machineServerVersion, gitRevision: gitRevision(options.env), apiVersion }),
   };
 

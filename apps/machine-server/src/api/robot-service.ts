@@ -93,6 +93,17 @@ export function robotServiceHandlers(
       sessions.heartbeat(request.id);
       return {};
     },
+    async restartModule(request, context) {
+      // ms-modules: by module_id or name; the module's resources are rebuilt by the next pass.
+      if (!host.restartModule) throw new MachineError('Unimplemented', 'this machine-server runs no modules');
+      const target = request.idOrName;
+      if (target.case === 'moduleId' && target.value !== '')
+        await host.restartModule({ moduleId: target.value }, context.signal);
+      else if (target.case === 'moduleName' && target.value !== '')
+        await host.restartModule({ moduleName: target.value }, context.signal);
+      else throw new MachineError('InvalidArgument', 'module_id or module_name is required');
+      return {};
+    },
     getModelsFromModules() {
       const modules = new Map(host.currentConfig().modules.map((module) => [module.name, module]));
       return {

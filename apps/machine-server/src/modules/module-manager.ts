@@ -10,7 +10,13 @@ import type { Clock } from '../clock.ts';
 import type { ModuleConfig } from '../config/machine-config.ts';
 import { errorMessage, MachineError } from '../errors.ts';
 import type { Logger } from '../logging/logger.ts';
-import type { CloudMetadata, ModuleDiff, ModuleReconciler, ResourceLookup } from '../machine-host.ts';
+import type {
+  CloudMetadata,
+  ModuleDiff,
+  ModuleReconciler,
+  ModuleTarget,
+  ResourceLookup,
+} from '../machine-host.ts';
 import type { ModelRegistry } from '../resources/model-registry.ts';
 import type { ResourceName } from '../resources/resource-name.ts';
 import { runFirstRun } from './first-run.ts';
@@ -61,6 +67,7 @@ export interface ModuleManagerOptions {
 }
 
 export interface ModuleManager extends ModuleReconciler {
+  restart(target: ModuleTarget, signal: AbortSignal): Promise<{ rebuild: readonly ResourceName[] }>;
   /** Opens the parent server (before the first pass). */
   start(signal: AbortSignal): Promise<void>;
   statuses(): ModuleStatus[];
@@ -231,6 +238,26 @@ export function createModuleManager(options: ModuleManagerOptions): ModuleManage
           .filter((config) => !modules.has(config.name))
           .map((config) => startModule(config, diff.config.modules, signal)),
       );
+      return { rebuild };
+    },
+
+    async restart(target: ModuleTarget, signal: AbortSignal) {
+      requireStarted();
+      const module = [...modules.values()].find((candidate) =>
+        'moduleId' in target
+          ? candidate.config.moduleId === target.moduleId
+          : candidate.name === target.moduleName,
+      );
+      const label =
+        'moduleId' in target
+          ? `module_id ${JSON.stringify(target.moduleId)}`
+          : `module_name ${JSON.stringify(target.moduleName)}`;
+      if (!module)
+        throw new MachineError('NotFound', `${label}: no such module is configured on this machine`);
+      logger.info('restarting module on request', { module: module.name });
+      modules.delete(module.name);
+      const rebuild = await module.stop(signal);
+      await startModule(module.config, latestConfig?.modules ?? [module.config], signal);
       return { rebuild };
     },
 

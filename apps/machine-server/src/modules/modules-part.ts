@@ -59,6 +59,7 @@ export function createModulesPart(
     reconciler: {
       prepare: (diff, signal) => started().prepare(diff, signal),
       apply: (diff, signal) => started().apply(diff, signal),
+      restart: (target, signal) => started().restart(target, signal),
       async close(signal) {
         await manager?.close(signal);
       },

@@ -119,6 +119,24 @@ test('a modular sensor through the machine API, its environment, a broken module
     assert.equal(lonely?.state, 5);
     assert.match(lonely?.error ?? '', /unknown model mcloud:broken:thing/);
     assert.ok((await statuses(client)).some((r) => r.name?.name === 'thermo' && r.state === 3));
+
+    // RestartModule by name: a new process, c1 rebuilt on it (the count starts again).
+    await client.restartModule(undefined, 'counter');
+    await waitFor(
+      'c1 rebuilt on a new process',
+      async () => {
+        try {
+          const now = (await c1.doCommand(structFromJson({ info: true }))) as Record<string, unknown>;
+          return now.pid !== modulePid && now;
+        } catch {
+          return false;
+        }
+      },
+      20_000,
+    );
+    assert.deepEqual(await c1.getReadings(), { count: 2, step: 2, source: { temp: 22.5 } });
+    modulePid = ((await c1.doCommand(structFromJson({ info: true }))) as { pid: number }).pid;
+    await assert.rejects(client.restartModule(undefined, 'nope'), /not_found|NotFound|no such module/i);
   } finally {
     await client.disconnect();
   }
