@@ -22,13 +22,6 @@ export function resolveExecutablePath(config: ModuleConfig): string {
 /** Checks a local executable exists and can be run; errors name `modules[i].executable_path`. */
 export async function checkExecutable(config: ModuleConfig, executable: string): Promise<void> {
   const field = `${config.path}.executable_path`;
-  if (/\.(tar\.gz|tgz)$/.test(executable)) {
-    throw invalidConfig(
-      field,
-      'local tarball modules are not supported by this machine-server; give the path of the executable',
-      config.executablePath,
-    );
-  }
   let info: Awaited<ReturnType<typeof stat>>;
   try {
     info = await stat(executable);
@@ -76,6 +69,8 @@ export interface ModuleEnvOptions {
   readonly viamHome: string;
   readonly dataDir: string;
   readonly executable: string;
+  /** The module directory (an unpacked tarball); default the executable's directory. */
+  readonly moduleRoot?: string;
   readonly address: string;
 }
 
@@ -87,7 +82,7 @@ export function moduleEnvironment(config: ModuleConfig, options: ModuleEnvOption
   env.VIAM_MODULE_NAME = config.name;
   env.VIAM_MODULE_ADDRESS = options.address;
   if (config.type === 'registry' && config.moduleId) env.VIAM_MODULE_ID = config.moduleId;
-  if (config.type === 'local') env.VIAM_MODULE_ROOT = dirname(options.executable);
+  if (config.type === 'local') env.VIAM_MODULE_ROOT = options.moduleRoot ?? dirname(options.executable);
   else delete env.VIAM_MODULE_ROOT;
   return { ...env, ...config.env };
 }

@@ -20,6 +20,7 @@ import type {
 import type { ModelRegistry } from '../resources/model-registry.ts';
 import type { ResourceName } from '../resources/resource-name.ts';
 import { runFirstRun } from './first-run.ts';
+import { isTarballPath, unpackLocalTarball } from './local-tarball.ts';
 import {
   createManagedModule,
   defaultModuleTimings,
@@ -107,13 +108,29 @@ export function createModuleManager(options: ModuleManagerOptions): ModuleManage
     return undefined;
   };
 
-  const environmentFor = async (config: ModuleConfig, executable: string, address: string) => {
+  /** The executable and module root: the configured path, or a local tarball unpacked (A3.1). */
+  const locate = async (
+    config: ModuleConfig,
+    signal: AbortSignal,
+  ): Promise<{ executable: string; root?: string }> => {
+    const path = resolveExecutablePath(config);
+    if (config.type !== 'local' || !isTarballPath(path)) return { executable: path };
+    const unpacked = await unpackLocalTarball(config, path, options.viamHome, signal);
+    return { executable: unpacked.executable, root: unpacked.root };
+  };
+
+  const environmentFor = async (
+    config: ModuleConfig,
+    located: { executable: string; root?: string },
+    address: string,
+  ) => {
     const dataDir = await createModuleDataDir(options.viamHome, options.partId(), config.name);
     return moduleEnvironment(config, {
       inherited: options.env,
       viamHome: options.viamHome,
       dataDir,
-      executable,
+      executable: located.executable,
+      ...(located.root ? { moduleRoot: located.root } : {}),
       address,
     });
   };
@@ -131,11 +148,12 @@ export function createModuleManager(options: ModuleManagerOptions): ModuleManage
       onRestarted: (names) => options.requestRebuild(names),
       async launch() {
         const started = requireStarted();
-        const executable = resolveExecutablePath(config);
+        const located = await locate(config, AbortSignal.timeout(timings.startupTimeoutMs));
+        const executable = located.executable;
         const address = config.tcpMode
           ? await freeTcpAddress()
           : moduleSocketPath(started.socketDir, config.name);
-        const env = await environmentFor(config, executable, address);
+        const env = await environmentFor(config, located, address);
         const level = desiredLogLevel(config);
         return {
           logLevel: level,
@@ -180,9 +198,10 @@ export function createModuleManager(options: ModuleManagerOptions): ModuleManage
       latestConfig = diff.config;
       for (const config of [...diff.added, ...diff.modified]) {
         if (refusal(config, diff.config.modules)) continue;
-        const executable = resolveExecutablePath(config);
+        const located = await locate(config, signal);
+        const executable = located.executable;
         await checkExecutable(config, executable);
-        const env = await environmentFor(config, executable, '');
+        const env = await environmentFor(config, located, '');
         try {
           await runFirstRun({
             moduleName: config.name,

@@ -6,6 +6,7 @@
  * a module that ignores SIGTERM, a module that exits at once, and the untrusted environment.
  */
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -414,16 +415,26 @@ describe('module manager: first run and TCP mode', () => {
   });
 });
 
-test('switching debug on restarts modules without log_level with --log-level=debug', async () => {
-  const dir = await tempDir('modules-debug-');
+/** A started manager in a fresh temp dir for one test; closed and removed afterwards. */
+async function withManager(
+  prefix: string,
+  run: (context: { manager: ModuleManager; registry: ModelRegistry; dir: string }) => Promise<void>,
+  logger: Logger = createSilentLogger(),
+): Promise<void> {
+  const dir = await tempDir(prefix);
   const registry = createModelRegistry();
-  const manager = testManager(dir.path, {
-    registry,
-    lookup: createMapLookup(),
-    logger: createSilentLogger(),
-  });
+  const manager = testManager(dir.path, { registry, lookup: createMapLookup(), logger });
   await manager.start(AbortSignal.timeout(5000));
   try {
+    await run({ manager, registry, dir: dir.path });
+  } finally {
+    await manager.close(AbortSignal.timeout(20_000));
+    await dir.remove();
+  }
+}
+
+test('switching debug on restarts modules without log_level with --log-level=debug', () =>
+  withManager('modules-debug-', async ({ manager, registry }) => {
     const counter = moduleConfig('counter', counterExecutable);
     await manager.apply(diffOf([counter]), AbortSignal.timeout(30_000));
     const first = (await build(registry, counterConfig('d1'), [])) as Sensor;
@@ -447,36 +458,66 @@ test('switching debug on restarts modules without log_level with --log-level=deb
       AbortSignal.timeout(30_000),
     );
     assert.deepEqual(unchanged.rebuild, []);
-  } finally {
-    await manager.close(AbortSignal.timeout(20_000));
-    await dir.remove();
-  }
+  }));
+
+test("a module's stderr lines are logged at ERROR and never de-duplicated", () => {
+  const capture = createLoggingCapture('rdk');
+  return withManager(
+    'modules-stderr-',
+    async ({ manager }) => {
+      await manager.apply(
+        diffOf([moduleConfig('noisy', join(fixtures, 'noisy-then-exit'))]),
+        AbortSignal.timeout(30_000),
+      );
+      const stderr = await waitFor('five stderr lines', () => {
+        const found = capture.lines.filter((l) => l.logger === 'rdk.modmanager.noisy.StdErr');
+        return found.length >= 5 && found;
+      });
+      assert.deepEqual(
+        stderr.map((l) => [l.level, l.message]),
+        Array.from({ length: 5 }, () => ['error', '\n\\_ boom']),
+      );
+    },
+    capture.logger.child('modmanager'),
+  );
 });
 
-test("a module's stderr lines are logged at ERROR and never de-duplicated", async () => {
-  const dir = await tempDir('modules-stderr-');
-  const capture = createLoggingCapture('rdk');
-  const manager = testManager(dir.path, {
-    registry: createModelRegistry(),
-    lookup: createMapLookup(),
-    logger: capture.logger.child('modmanager'),
-  });
-  await manager.start(AbortSignal.timeout(5000));
-  try {
-    await manager.apply(
-      diffOf([moduleConfig('noisy', join(fixtures, 'noisy-then-exit'))]),
-      AbortSignal.timeout(30_000),
+test('a local tarball module is unpacked, started from its meta.json entrypoint and first-run once', () =>
+  withManager('modules-tarball-', async ({ manager, registry, dir }) => {
+    const viamHome = join(dir, 'viam-home');
+    const source = join(dir, 'source');
+    await mkdir(join(source, 'bin'), { recursive: true });
+    await writeFile(
+      join(source, 'meta.json'),
+      JSON.stringify({ entrypoint: 'bin/run', first_run: 'setup.sh' }),
     );
-    const stderr = await waitFor('five stderr lines', () => {
-      const found = capture.lines.filter((l) => l.logger === 'rdk.modmanager.noisy.StdErr');
-      return found.length >= 5 && found;
+    await writeFile(join(source, 'bin', 'run'), `#!/bin/sh\nexec "${counterExecutable}" "$@"\n`, {
+      mode: 0o755,
     });
-    assert.deepEqual(
-      stderr.map((l) => [l.level, l.message]),
-      Array.from({ length: 5 }, () => ['error', '\n\\_ boom']),
+    await writeFile(join(source, 'setup.sh'), '#!/bin/sh\necho ran >> "$VIAM_MODULE_DATA/setup.log"\n', {
+      mode: 0o755,
+    });
+    const tarball = join(dir, 'counter.tar.gz');
+    execFileSync('tar', ['-czf', tarball, '-C', source, '.']);
+    const config = moduleConfig('packed', tarball);
+    await manager.prepare(diffOf([config]), AbortSignal.timeout(20_000));
+    await manager.prepare(diffOf([config]), AbortSignal.timeout(20_000));
+    await manager.apply(diffOf([config]), AbortSignal.timeout(30_000));
+    const status = manager.statuses()[0];
+    assert.equal(status?.state, 'ready', status?.error);
+    const root = join(viamHome, 'packages', 'local', 'module', 'packed');
+    const sensor = (await build(registry, counterConfig('p1'), [])) as Sensor;
+    const info = await sensor.doCommand({ info: true }, { signal: AbortSignal.timeout(5000) });
+    assert.equal(info.module_root, root);
+    assert.equal(info.cwd, root);
+    assert.equal(
+      await readFile(join(viamHome, 'module-data', 'local', 'packed', 'setup.log'), 'utf8'),
+      'ran\n',
     );
-  } finally {
-    await manager.close(AbortSignal.timeout(20_000));
-    await dir.remove();
-  }
-});
+
+    await writeFile(join(dir, 'bad.tgz'), 'not a tarball');
+    await assert.rejects(
+      manager.prepare(diffOf([moduleConfig('bad', join(dir, 'bad.tgz'))]), AbortSignal.timeout(20_000)),
+      /modules\[bad\]\.executable_path: cannot unpack the tarball/,
+    );
+  }));
