@@ -166,6 +166,8 @@ export async function startMachineServer(
         try {
           const report = await manager.completePass(lifetime.signal);
           if (report.built.length > 0) logger.info('retry pass rebuilt resources', { built: report.built });
+        } catch (error) {
+          if (!lifetime.signal.aborted) logger.error('retry pass failed', { error: errorMessage(error) });
         } finally {
           reconfiguring = false;
         }
@@ -309,9 +311,15 @@ export async function startMachineServer(
         return false;
       }
       const initial = !appliedOnce;
-      await applyConfig(config, initial, rawForCache);
+      try {
+        await applyConfig(config, initial, rawForCache);
+      } catch (error) {
+        // A bug or an aborted pass: log it, keep serving, and let the retry pass pick up the rest.
+        if (!lifetime.signal.aborted) logger.error('reconfiguration failed', { error: errorMessage(error) });
+        scheduleRetry(retryIntervalMs);
+      }
       if (initial && appliedOnce) resolveReady();
-      return true;
+      return appliedOnce;
     });
 
   const host: MachineHost = {
