@@ -48,6 +48,8 @@ try {
     machines.push(machine);
     await machine.waitForLine(/initial configuration applied/, 60_000);
     if (mode === 'push') await machine.waitForLine(/machine connection open/, 30_000);
+    // Poll: past the early first poll (at a fifth of the interval), then a random point of the cycle.
+    else await new Promise((resolve) => setTimeout(resolve, 3500 + Math.random() * 15_000));
     const times: number[] = [];
     for (let i = 1; i <= samples; i++) {
       const mark = machine.lines.length;
