@@ -181,8 +181,28 @@ export function createModuleManager(options: ModuleManagerOptions): ModuleManage
     await module.start(signal);
   };
 
+  const statuses = (): ModuleStatus[] =>
+    [
+      ...[...modules.values()].map((module) => module.status()),
+      ...[...refused].map(
+        ([name, error]): ModuleStatus => ({
+          name,
+          state: 'unhealthy',
+          error,
+          consecutiveFailures: 0,
+          models: [],
+        }),
+      ),
+    ].sort((a, b) => a.name.localeCompare(b.name));
+
   return {
     async start() {
+      // Resources whose model is missing say which modules are not running and why.
+      options.registry.setMissingModelHint?.(() => {
+        const down = statuses().filter((status) => status.state !== 'ready' && status.error);
+        if (down.length === 0) return undefined;
+        return `modules not running: ${down.map((status) => `${status.name} (${status.error})`).join('; ')}`;
+      });
       socketDir = await createModuleSocketDir();
       parent = await startParentServer({
         resources: options.resources,
@@ -290,19 +310,7 @@ export function createModuleManager(options: ModuleManagerOptions): ModuleManage
       socketDir = undefined;
     },
 
-    statuses: () =>
-      [
-        ...[...modules.values()].map((module) => module.status()),
-        ...[...refused].map(
-          ([name, error]): ModuleStatus => ({
-            name,
-            state: 'unhealthy',
-            error,
-            consecutiveFailures: 0,
-            models: [],
-          }),
-        ),
-      ].sort((a, b) => a.name.localeCompare(b.name)),
+    statuses,
     parentAddress: () => requireStarted().parent.address,
     parentTcpAddress: () => requireStarted().parent.tcpAddress,
   };

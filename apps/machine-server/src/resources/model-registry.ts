@@ -63,6 +63,13 @@ export interface ModelRegistry {
   list(): ModelRegistration[];
   /** Called after every register/unregister; returns a function removing the listener. */
   onChange(listener: (change: RegistryChange) => void): () => void;
+  /**
+   * Why some models may be missing right now (ms-modules: the modules that are not running and why);
+   * appended to the unknown-model reason of a resource.
+   */
+  missingModelHint?(): string | undefined;
+  /** Sets the source of `missingModelHint` (the module manager). */
+  setMissingModelHint?(hint: () => string | undefined): void;
 }
 
 export function registrationKey(api: Api, model: Model): string {
@@ -72,6 +79,7 @@ export function registrationKey(api: Api, model: Model): string {
 export function createModelRegistry(): ModelRegistry {
   const registrations = new Map<string, ModelRegistration>();
   const listeners = new Set<(change: RegistryChange) => void>();
+  let hint: () => string | undefined = () => undefined;
   const notify = (change: RegistryChange) => {
     for (const listener of listeners) listener(change);
   };
@@ -111,13 +119,17 @@ export function createModelRegistry(): ModelRegistry {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
+    missingModelHint: () => hint(),
+    setMissingModelHint(source) {
+      hint = source;
+    },
   };
 }
 
 /** The error a resource gets when no registration serves its (api, model). */
-export function unknownModelError(config: ResourceConfig): MachineError {
+export function unknownModelError(config: ResourceConfig, hint?: string): MachineError {
   return invalidConfig(
     `${config.path}.model`,
-    `unknown model ${formatModel(config.model)} for API ${formatApi(config.api)} (not built in and not served by any running module)`,
+    `unknown model ${formatModel(config.model)} for API ${formatApi(config.api)} (not built in and not served by any running module${hint ? `; ${hint}` : ''})`,
   );
 }

@@ -153,7 +153,7 @@ export function createResourceManager(options: ResourceManagerOptions): Resource
   const validate = async (node: Node, signal: AbortSignal): Promise<ValidatedDependencies> => {
     if (node.validated?.config === node.config) return node.validated.deps;
     const registration = registry.lookup(node.config.api, node.config.model);
-    if (!registration) throw unknownModelError(node.config);
+    if (!registration) throw unknownModelError(node.config, registry.missingModelHint?.());
     const deps = registration.validate
       ? await withDeadline(validateTimeoutMs, signal, async (s) => registration.validate?.(node.config, s))
       : ({ kind: 'done', value: undefined } as const);
@@ -225,7 +225,7 @@ export function createResourceManager(options: ResourceManagerOptions): Resource
     const registration = registry.lookup(node.config.api, node.config.model);
     if (!registration) {
       await closeResource(node, signal);
-      return fail(unknownModelError(node.config).message);
+      return fail(unknownModelError(node.config, registry.missingModelHint?.()).message);
     }
     setState(node, 'configuring');
     await closeResource(node, signal);

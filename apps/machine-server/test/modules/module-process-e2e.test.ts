@@ -118,6 +118,7 @@ test('a modular sensor through the machine API, its environment, a broken module
     const lonely = (await statuses(client)).find((r) => r.name?.name === 'lonely');
     assert.equal(lonely?.state, 5);
     assert.match(lonely?.error ?? '', /unknown model mcloud:broken:thing/);
+    assert.match(lonely?.error ?? '', /modules not running: broken \(module broken exited too quickly/);
     assert.ok((await statuses(client)).some((r) => r.name?.name === 'thermo' && r.state === 3));
 
     // RestartModule by name: a new process, c1 rebuilt on it (the count starts again).

@@ -108,6 +108,10 @@ test('a module that exits at once leaves only its resources unhealthy, with a re
   const lonely = statusOf('lonely');
   assert.equal(lonely?.state, 'unhealthy');
   assert.match(lonely?.error ?? '', /unknown model mcloud:broken:thing/);
+  assert.match(
+    lonely?.error ?? '',
+    /modules not running: broken \(module broken exited too quickly after attempted startup/,
+  );
   assert.equal(statusOf('base')?.state, 'ready');
   const broken = modules
     .manager()
