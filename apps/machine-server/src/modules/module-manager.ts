@@ -97,6 +97,9 @@ export function createModuleManager(options: ModuleManagerOptions): ModuleManage
   /** Why a module may not run here (untrusted environment, shared executable), if it may not. */
   const refusal = (config: ModuleConfig, all: readonly ModuleConfig[]): string | undefined => {
     if (config.statusError) return `${config.path}: module is invalid: ${config.statusError}`;
+    if (all.filter((other) => other.name === config.name).length > 1) {
+      return `${config.path}.name: duplicate module name ${JSON.stringify(config.name)}; neither module runs`;
+    }
     if (options.untrustedEnv && !isTrustedModule(config)) {
       return `${config.path}: modular resources disabled in untrusted environment (only modules with a viam: module_id run)`;
     }

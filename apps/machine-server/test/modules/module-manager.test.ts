@@ -324,6 +324,21 @@ describe('module manager: stop order and failing modules', () => {
     );
   });
 
+  test('two modules with the same name: neither runs, with the reason', async () => {
+    const one = moduleConfig('twin', counterExecutable, { path: 'modules[0]' });
+    const two = moduleConfig('twin', join(fixtures, 'stubborn-module'), { path: 'modules[1]' });
+    await manager.apply(diffOf([one, two]), AbortSignal.timeout(10_000));
+    const [status, ...rest] = manager.statuses();
+    assert.deepEqual(rest, []);
+    assert.equal(status?.state, 'unhealthy');
+    assert.match(
+      status?.error ?? '',
+      /modules\[\d\]\.name: duplicate module name "twin"; neither module runs/,
+    );
+    await manager.apply(diffOf([], { removed: [one] }), AbortSignal.timeout(10_000));
+    assert.deepEqual(manager.statuses(), []);
+  });
+
   test('-untrusted-env runs only modules with a viam: module_id', async () => {
     const untrusted = testManager(
       dir.path,
