@@ -135,17 +135,25 @@ export function createLogging(options: LoggingOptions = {}): Logging {
   const clock = options.clock ?? systemClock;
   const nowMs = () => clock.now().getTime();
   const captureCallers = options.captureCallers ?? true;
-  const writeStdout = options.writeStdout ?? ((line: string) => process.stdout.write(`${line}\n`));
-  const toStdout = options.stdout ?? options.logFile === undefined;
+  const writeStdout = options.writeStdout ?? createStdoutWriter();
+  let toStdout = options.stdout ?? options.logFile === undefined;
   const preCloudLimit = options.preCloudBufferEntries ?? 2000;
-  const file: RotatingLogFile | undefined = options.logFile
-    ? openRotatingLogFile({
+  let file: RotatingLogFile | undefined;
+  let fileProblem: string | undefined;
+  if (options.logFile) {
+    try {
+      file = openRotatingLogFile({
         path: options.logFile,
         ...(options.logFileMaxSizeBytes === undefined ? {} : { maxSizeBytes: options.logFileMaxSizeBytes }),
         ...(options.logFileMaxBackups === undefined ? {} : { maxBackups: options.logFileMaxBackups }),
         nowMs,
-      })
-    : undefined;
+      });
+    } catch (error) {
+      // A path that cannot be written is a user mistake: said clearly, and the logs go to stdout.
+      fileProblem = `-log-file ${options.logFile}: ${(error as Error).message}; logging to stdout instead`;
+      toStdout = true;
+    }
+  }
 
   const states = new Map<string, LoggerState>();
   let config = emptyConfig;
@@ -260,6 +268,7 @@ export function createLogging(options: LoggingOptions = {}): Logging {
   const writeEntry = (entry: LogEntry) => deduplicateAndOutput(stateFor(entry.loggerName), entry);
   const root = loggerFor('rdk');
   const configLogger = loggerFor('rdk.config');
+  if (fileProblem) root.error(fileProblem);
 
   return {
     loggerFor,
@@ -322,5 +331,16 @@ export function createLogging(options: LoggingOptions = {}): Logging {
         file?.close();
       }
     },
+  };
+}
+
+/** Lines to process.stdout; once stdout fails (EPIPE: the reader went away) it is no longer written. */
+function createStdoutWriter(): (line: string) => void {
+  let broken = false;
+  process.stdout.on('error', () => {
+    broken = true;
+  });
+  return (line) => {
+    if (!broken) process.stdout.write(`${line}\n`);
   };
 }

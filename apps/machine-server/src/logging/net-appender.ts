@@ -179,8 +179,8 @@ export function createNetAppender(options: NetAppenderOptions): NetAppender {
   return {
     append(entry) {
       if (closed) {
+        // Logged during or after shutdown: kept for the next start (the segment's fd closes at exit).
         spool?.append([entry]);
-        spool?.close();
         return;
       }
       queue.push(entry);

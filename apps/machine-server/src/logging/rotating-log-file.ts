@@ -12,6 +12,7 @@
 import {
   closeSync,
   existsSync,
+  mkdirSync,
   openSync,
   readdirSync,
   renameSync,
@@ -132,6 +133,7 @@ export function openRotatingLogFile(options: RotatingLogFileOptions): RotatingLo
     }
   };
 
+  mkdirSync(directory, { recursive: true, mode: 0o755 });
   if (existsSync(filePath) && statSync(filePath).size > 0) rotate();
   else openFresh();
 

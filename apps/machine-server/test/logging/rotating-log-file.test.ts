@@ -64,6 +64,29 @@ describe('-log-file output with size-based rotation', () => {
     assert.deepEqual(stdout, []);
   });
 
+  it('creates missing directories; a path that cannot be written is reported and logs go to stdout', async () => {
+    const nested = path.join(dir, 'new', 'deeper', 'm.log');
+    const created = createLogging({ logFile: nested, writeStdout: () => {} });
+    created.loggerFor('rdk').info('in a new directory');
+    await created.close();
+    assert.match(await readFile(nested, 'utf8'), /in a new directory/);
+
+    const blocker = path.join(dir, 'a-file');
+    await writeFile(blocker, '');
+    const stdout: string[] = [];
+    const logging = createLogging({
+      logFile: path.join(blocker, 'm.log'),
+      writeStdout: (line) => stdout.push(line),
+    });
+    logging.loggerFor('rdk').info('still logged');
+    await logging.close();
+    assert.match(
+      stdout[0] ?? '',
+      /\tERROR\trdk\t.*-log-file .*a-file\/m\.log: .*; logging to stdout instead$/,
+    );
+    assert.match(stdout[1] ?? '', /\tstill logged$/);
+  });
+
   it('with stdout kept (VIAM_LOGFILE), lines go to both', async () => {
     const file = path.join(dir, 'both.log');
     const stdout: string[] = [];
