@@ -3,12 +3,12 @@ import path from 'node:path';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
 import { machineRobotPb } from '@mcloud/protocol';
 import { applyCors, type Listener, listen, type RequestHandler } from '@mcloud/rpc-server';
-import type { MachineConfig } from '../config/machine-config.ts';
+import { allResourceConfigs, type MachineConfig } from '../config/machine-config.ts';
 import { errorMessage, isMachineError, MachineError } from '../errors.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { MachineExtension, MachineHost } from '../machine-host.ts';
 import { isActuator } from '../resources/resource.ts';
-import { type Api, apiEquals, shortName } from '../resources/resource-name.ts';
+import { type Api, apiEquals, formatResourceName, shortName } from '../resources/resource-name.ts';
 import { createAuthInterceptor } from './auth/auth-interceptor.ts';
 import { registerAuthService } from './auth/auth-service.ts';
 import { type MachineAuthConfig, machineAuthConfig, machineHostNames } from './auth/machine-auth-config.ts';
@@ -125,6 +125,12 @@ export function createMachineApi(options: MachineApiOptions = {}): MachineApi {
           {
             restartStatus: (signal) => machine.restartStatus(signal),
             moduleServerTcpAddress: options.moduleServerTcpAddress ?? (() => ''),
+            webProfile: () => machine.options.webProfile || machine.currentConfig().enableWebProfile,
+            graph: () => ({
+              status: machine.status(),
+              dependsOn: explicitDependencies(machine.currentConfig()),
+            }),
+            sharedDir: machine.options.sharedDir,
           },
           req,
           res as unknown as ServerResponse,
@@ -221,6 +227,25 @@ export function createMachineApi(options: MachineApiOptions = {}): MachineApi {
     address: () => running?.address,
     mdnsInstances: () => running?.mdns?.instances ?? [],
   };
+}
+
+/** `depends_on` of every configured resource, resolved to full names where the short name is unique. */
+function explicitDependencies(config: MachineConfig): Map<string, string[]> {
+  const resources = allResourceConfigs(config);
+  const byShortName = new Map<string, string[]>();
+  for (const resource of resources) {
+    const full = formatResourceName(resource.resourceName);
+    byShortName.set(resource.name, [...(byShortName.get(resource.name) ?? []), full]);
+  }
+  const edges = new Map<string, string[]>();
+  for (const resource of resources) {
+    const targets = resource.dependsOn.map((dependency) => {
+      const matches = byShortName.get(dependency);
+      return matches?.length === 1 ? (matches[0] as string) : dependency;
+    });
+    if (targets.length > 0) edges.set(formatResourceName(resource.resourceName), targets);
+  }
+  return edges;
 }
 
 /** Host names advertised over mDNS: the cloud FQDNs (or `network.fqdn`), else this computer's name. */

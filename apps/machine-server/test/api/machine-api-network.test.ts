@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import dgram from 'node:dgram';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
 import http2 from 'node:http2';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -242,3 +243,79 @@ async function freeTcpPort(): Promise<number> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return typeof address === 'object' && address ? address.port : 0;
 }
+
+describe('-webprofile and -shareddir', () => {
+  let dir: string;
+  before(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'machine-api-shared-'));
+    await mkdir(path.join(dir, 'assets'));
+    await writeFile(path.join(dir, 'assets', 'index.html'), '<h1>machine</h1>');
+    await writeFile(path.join(dir, 'app.js'), 'console.log(1)');
+    await writeFile(path.join(path.dirname(dir), `${path.basename(dir)}-secret.txt`), 'secret');
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+    await rm(path.join(path.dirname(dir), `${path.basename(dir)}-secret.txt`), { force: true });
+  });
+
+  function rawGet(url: string, rawPath: string): Promise<number | undefined> {
+    return new Promise((resolve, reject) => {
+      http
+        .get(`${url}${rawPath}`, (res) => {
+          res.resume();
+          resolve(res.statusCode);
+        })
+        .on('error', reject);
+    });
+  }
+
+  test('the profiler and the resource graph are served to local callers only with the web profile', async () => {
+    const config = {
+      network: { bind_address: '127.0.0.1:0' },
+      components: [
+        { name: 'thermo', api: 'rdk:component:sensor', model: 'fake' },
+        { name: 'gen', api: 'rdk:component:generic', model: 'fake', depends_on: ['thermo'] },
+      ],
+    };
+    const off = createMachineApi();
+    await off.start?.(createFakeMachineHost({ config, resources: [sensor()] }), AbortSignal.timeout(5000));
+    try {
+      assert.equal((await fetch(`${off.address()?.url}/debug/graph`)).status, 404);
+    } finally {
+      await off.stop?.(AbortSignal.timeout(5000));
+    }
+    const on = createMachineApi();
+    const host = createFakeMachineHost({
+      config,
+      resources: [sensor()],
+      options: { webProfile: true, sharedDir: dir },
+    });
+    await on.start?.(host, AbortSignal.timeout(5000));
+    const url = on.address()?.url ?? '';
+    try {
+      const graph = await (await fetch(`${url}/debug/graph`)).text();
+      assert.match(graph, /^digraph resources \{/);
+      assert.match(graph, /"rdk:component:sensor\/thermo" \[label="rdk:component:sensor\/thermo\\nready"/);
+      assert.match(graph, /"rdk:component:generic\/gen" -> "rdk:component:sensor\/thermo";/);
+      const profile = await fetch(`${url}/debug/pprof/profile?seconds=1`);
+      assert.equal(profile.status, 200);
+      const body = (await profile.json()) as { nodes: unknown[]; startTime: number };
+      assert.ok(body.nodes.length > 0);
+      assert.equal((await fetch(`${url}/debug/pprof/profile?seconds=0`)).status, 400);
+      const heap = await fetch(`${url}/debug/pprof/heap`);
+      assert.equal(heap.status, 200);
+      assert.match(heap.headers.get('content-disposition') ?? '', /heapsnapshot/);
+      await heap.body?.cancel();
+
+      const page = await fetch(`${url}/static/assets/`);
+      assert.equal(page.headers.get('content-type'), 'text/html; charset=utf-8');
+      assert.equal(await page.text(), '<h1>machine</h1>');
+      assert.equal(await (await fetch(`${url}/static/app.js`)).text(), 'console.log(1)');
+      assert.equal(await rawGet(url, `/static/../${path.basename(dir)}-secret.txt`), 404);
+      assert.equal(await rawGet(url, `/static/%2e%2e/${path.basename(dir)}-secret.txt`), 404);
+      assert.equal(await rawGet(url, '/static/missing.css'), 404);
+    } finally {
+      await on.stop?.(AbortSignal.timeout(5000));
+    }
+  });
+});
