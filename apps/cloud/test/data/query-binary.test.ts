@@ -514,7 +514,7 @@ test('scoping: machine credentials and location keys reach only their data', asy
 });
 
 test('uploads through DataSyncService are readable, and deletes remove rows and blobs', async () => {
-  const upload = await owner.dataSync.dataCaptureUpload({
+  const uploadRequest = {
     metadata: {
       partId: rover.partId,
       componentType: 'rdk:component:camera',
@@ -530,10 +530,11 @@ test('uploads through DataSyncService are readable, and deletes remove rows and 
           timeRequested: { seconds: BigInt(base / 1000) },
           timeReceived: { seconds: BigInt(base / 1000) },
         },
-        data: { case: 'binary', value: new Uint8Array([1, 2, 3]) },
+        data: { case: 'binary' as const, value: new Uint8Array([1, 2, 3]) },
       },
     ],
-  });
+  };
+  const upload = await owner.dataSync.dataCaptureUpload(uploadRequest);
   const [uploaded] = (
     await owner.data.binaryDataByIDs({ binaryDataIds: [upload.binaryDataId], includeBinary: true })
   ).data;
@@ -545,6 +546,13 @@ test('uploads through DataSyncService are readable, and deletes remove rows and 
   assert.equal(Number(deleted.deletedCount), 1);
   assert.equal(await t.cloud.deps.blobs.stat(upload.binaryDataId), undefined, 'blob removed');
   assert.equal(await count({}, stranger), 1, 'foreign item untouched');
+  // The same capture uploaded again after the delete is stored again, not answered as a duplicate.
+  const again = await owner.dataSync.dataCaptureUpload(uploadRequest);
+  const [restored] = (
+    await owner.data.binaryDataByIDs({ binaryDataIds: [again.binaryDataId], includeBinary: true })
+  ).data;
+  assert.deepEqual([...(restored?.binary ?? [])], [1, 2, 3]);
+  await owner.data.deleteBinaryDataByIDs({ binaryDataIds: [again.binaryDataId] });
   await expectCode(
     owner.data.deleteBinaryDataByIDs({ binaryDataIds: [] }),
     Code.InvalidArgument,

@@ -42,14 +42,20 @@ export async function deleteTabularData(
   return result.rowCount ?? 0;
 }
 
-/** Deletes the rows (their bounding boxes cascade), then the blobs no remaining row uses. */
+/**
+ * Deletes the rows (their bounding boxes cascade) with their upload receipts, so the same capture can be
+ * uploaded again, then the blobs no remaining row uses.
+ */
 async function deleteBinaryWhere(
   deps: DataQueryDeps,
   conditions: string[],
   params: SqlParams,
 ): Promise<number> {
   const result = await deps.db.query<{ blob_key: string }>(
-    `DELETE FROM binary_data b WHERE ${allOf(conditions)} RETURNING b.blob_key`,
+    `WITH deleted AS (DELETE FROM binary_data b WHERE ${allOf(conditions)} RETURNING b.organization_id, b.id, b.blob_key),
+          receipts AS (DELETE FROM upload_receipts u USING deleted d
+                        WHERE u.organization_id = d.organization_id AND u.file_id = d.id)
+     SELECT blob_key FROM deleted`,
     params.values,
   );
   const keys = [...new Set(result.rows.map((row) => row.blob_key))];
