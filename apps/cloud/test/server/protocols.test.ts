@@ -20,12 +20,11 @@ describe('one port serves every protocol', () => {
       const token = await authenticate(env.url, apiKey(), kind);
       assert.match(token, /^[\w-]+\.[\w-]+\.[\w-]+$/);
       const clients = clientsWithToken(env.url, token, kind);
-      // SQL belongs to a later issue: a registered but unimplemented RPC must answer Unimplemented.
+      const tags = await clients.data.tagsByFilter({});
+      assert.deepEqual(tags.tags, []);
+      // A registered RPC we do not implement (the module registry) answers Unimplemented, not 404.
       await assert.rejects(
-        clients.data.tabularDataBySQL({
-          organizationId: env.bootstrap.organization_id,
-          sqlQuery: 'SELECT 1',
-        }),
+        clients.app.createModule({ organizationId: env.bootstrap.organization_id, name: 'm' }),
         (error: ConnectError) => error.code === Code.Unimplemented,
       );
     });
@@ -152,12 +151,11 @@ describe('message size', () => {
   test('a 20 MiB request is accepted', async () => {
     const token = await authenticate(env.url, apiKey());
     const clients = clientsWithToken(env.url, token, 'grpc');
+    // The handler sees it and applies its own field limit (not the transport's ResourceExhausted).
     await assert.rejects(
-      clients.data.tabularDataBySQL({
-        organizationId: env.bootstrap.organization_id,
-        sqlQuery: 'x'.repeat(20 * 1024 * 1024),
-      }),
-      (error: ConnectError) => error.code === Code.Unimplemented,
+      clients.data.tagsByFilter({ filter: { componentName: 'x'.repeat(20 * 1024 * 1024) } }),
+      (error: ConnectError) =>
+        error.code === Code.InvalidArgument && /component_name.*512/.test(error.message),
     );
   });
 
