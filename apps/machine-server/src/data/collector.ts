@@ -48,6 +48,7 @@ export interface CollectorStats {
 
 export interface Collector {
   readonly key: string;
+  readonly resource: Resource;
   /** Completes the current capture file so the syncer can take it. */
   flush(): Promise<void>;
   /** Stops capturing, writes what is queued and completes the current file. */
@@ -189,6 +190,7 @@ export function startCollector(options: CollectorOptions): Collector {
 
   return {
     key,
+    resource: options.resource,
     flush: async () => {
       await writer?.flush();
     },

@@ -14,25 +14,19 @@ import { errorMessage, MachineError, unimplemented } from '../errors.ts';
 import type { Logger } from '../logging/logger.ts';
 import { isSensor } from '../resources/apis/sensor.ts';
 import type { Resource } from '../resources/resource.ts';
-import { formatApi, type ResourceName, shortName } from '../resources/resource-name.ts';
+import { type ResourceName, shortName } from '../resources/resource-name.ts';
 import { uploadArbitraryFile } from './arbitrary-file-upload.ts';
+import { runCaptureControl } from './capture-control.ts';
 import { recoverInterruptedCaptureFiles } from './capture-file-recovery.ts';
 import type { UploadTarget } from './capture-file-upload.ts';
-import { type CaptureMethodConfig, minimumCaptureFrequencyHz } from './capture-method-config.ts';
-import { captureMethodNames, fileExtensionForMime, findCaptureMethod } from './capture-methods.ts';
+import { fileExtensionForMime } from './capture-methods.ts';
 import { datasetUploadDirName, dirMode, fileMode } from './capture-paths.ts';
-import { type Collector, startCollector } from './collector.ts';
+import { type CaptureTarget, createCaptureSet } from './capture-set.ts';
 import type { DataManager, DataManagerStatus } from './data-manager-api.ts';
 import type { DataManagerConfig } from './data-manager-config.ts';
 import { createDataSyncer } from './data-syncer.ts';
 import { applyDeletionPolicy, type FileSystemUsage } from './disk-usage-policy.ts';
 import type { BackoffPolicy } from './retry-backoff.ts';
-
-/** A resource with capture methods configured on it. */
-export interface CaptureTarget {
-  readonly resource: Resource;
-  readonly methods: readonly CaptureMethodConfig[];
-}
 
 export interface DataManagerOptions {
   readonly name: ResourceName;
@@ -46,12 +40,16 @@ export interface DataManagerOptions {
   readonly clock?: Clock;
   /** Tuning for tests; the defaults are the reference's (200 ms … 1 h, offline 60 s). */
   readonly backoff?: BackoffPolicy;
+  /** How often the capture control sensor is polled (default 100 ms). */
+  readonly captureControlIntervalMs?: number;
   /** How often the disk-full policy runs (default 30 s). */
   readonly deletionCheckIntervalMs?: number;
   readonly fileSystemUsage?: (dir: string) => Promise<FileSystemUsage>;
 }
 
 export const defaultDeletionCheckIntervalMs = 30_000;
+
+export type { CaptureTarget } from './capture-set.ts';
 
 export async function startDataManager(options: DataManagerOptions): Promise<DataManager> {
   const { config, logger } = options;
@@ -64,7 +62,14 @@ export async function startDataManager(options: DataManagerOptions): Promise<Dat
     );
   }
 
-  const collectors = config.captureDisabled ? [] : startCollectors(options, clock);
+  const captureSet = createCaptureSet({
+    captureDir: config.captureDir,
+    serviceTags: config.tags,
+    maxFileSizeBytes: config.maximumCaptureFileSizeBytes,
+    clock,
+    logger,
+  });
+  if (!config.captureDisabled) await captureSet.apply(options.targets);
   const syncer = createDataSyncer({
     captureDir: config.captureDir,
     additionalSyncPaths: config.additionalSyncPaths,
@@ -72,9 +77,7 @@ export async function startDataManager(options: DataManagerOptions): Promise<Dat
     maxConcurrentUploads: config.maximumNumSyncThreads,
     tags: config.tags,
     target: options.cloud,
-    beforeWalk: async () => {
-      await Promise.all(collectors.map((collector) => collector.flush()));
-    },
+    beforeWalk: () => captureSet.flush(),
     clock,
     logger,
     ...(options.backoff ? { backoff: options.backoff } : {}),
@@ -87,21 +90,29 @@ export async function startDataManager(options: DataManagerOptions): Promise<Dat
   const deletion = config.captureDisabled
     ? Promise.resolve()
     : runDeletionPolicyLoop(options, syncer.isUploading, stop.signal);
+  const control =
+    config.captureDisabled || !config.captureControlSensor
+      ? Promise.resolve()
+      : runCaptureControl(
+          {
+            control: config.captureControlSensor,
+            base: options.targets,
+            resources: options.resources,
+            apply: (targets) => captureSet.apply(targets),
+            logger,
+            ...(options.captureControlIntervalMs ? { intervalMs: options.captureControlIntervalMs } : {}),
+          },
+          stop.signal,
+        );
 
   let closing: Promise<void> | undefined;
   const status = (): DataManagerStatus => {
     const syncStats = syncer.stats();
-    let capturedReadings = 0;
-    let captureFailures = 0;
-    for (const collector of collectors) {
-      const stats = collector.stats();
-      capturedReadings += stats.captured;
-      captureFailures += stats.failed;
-    }
+    const captureStats = captureSet.stats();
     return {
-      collectors: collectors.length,
-      capturedReadings,
-      captureFailures,
+      collectors: captureSet.size,
+      capturedReadings: captureStats.captured,
+      captureFailures: captureStats.failed,
       uploadedFiles: syncStats.uploadedFiles,
       uploadedReadings: syncStats.uploadedReadings,
       failedFiles: syncStats.failedFiles,
@@ -146,60 +157,14 @@ export async function startDataManager(options: DataManagerOptions): Promise<Dat
     close() {
       closing ??= (async () => {
         stop.abort();
-        await Promise.all(collectors.map((collector) => collector.close()));
+        await control;
+        await captureSet.close();
         await syncer.close();
         await deletion;
       })();
       return closing;
     },
   };
-}
-
-function startCollectors(options: DataManagerOptions, clock: Clock): Collector[] {
-  const { config, logger } = options;
-  const collectors: Collector[] = [];
-  for (const target of options.targets) {
-    const resourceName = target.resource.name;
-    const componentType = formatApi(resourceName.api);
-    const componentName = shortName(resourceName);
-    for (const method of target.methods) {
-      if (method.disabled) continue;
-      if (method.captureFrequencyHz < minimumCaptureFrequencyHz) {
-        logger.warn('capture frequency is zero; collector disabled', {
-          resource: `${componentType}/${componentName}`,
-          method: method.method,
-          field: `${method.path}.capture_frequency_hz`,
-        });
-        continue;
-      }
-      const captureMethod = findCaptureMethod(target.resource, method.method);
-      if (!captureMethod) {
-        logger.error(
-          `${method.path}.method: ${componentType} has no capture method ${JSON.stringify(method.method)} (available: ${captureMethodNames(target.resource).join(', ')})`,
-        );
-        continue;
-      }
-      collectors.push(
-        startCollector({
-          resource: target.resource,
-          componentType,
-          componentName,
-          methodName: method.method,
-          captureMethod,
-          frequencyHz: method.captureFrequencyHz,
-          additionalParams: method.additionalParams,
-          tags: config.tags.length > 0 ? config.tags : method.tags,
-          captureDir: config.captureDir,
-          queueSize: method.captureQueueSize,
-          bufferSizeBytes: method.captureBufferSize,
-          maxFileSizeBytes: config.maximumCaptureFileSizeBytes,
-          clock,
-          logger: logger.child('collector'),
-        }),
-      );
-    }
-  }
-  return collectors;
 }
 
 /** `selective_syncer_name`: scheduled sync only while that sensor's reading `should_sync` is true. */

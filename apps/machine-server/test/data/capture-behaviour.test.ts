@@ -14,8 +14,8 @@ import { parseCaptureMethods } from '../../src/data/capture-method-config.ts';
 import { startDataManager } from '../../src/data/data-manager.ts';
 import { parseDataManagerConfig } from '../../src/data/data-manager-config.ts';
 import { MachineError } from '../../src/errors.ts';
-import type { JsonObject } from '../../src/json.ts';
-import { sensorApi } from '../../src/resources/apis/sensor.ts';
+import type { JsonObject, JsonValue } from '../../src/json.ts';
+import { type Readings, sensorApi } from '../../src/resources/apis/sensor.ts';
 import type { Resource } from '../../src/resources/resource.ts';
 import { createResourceName } from '../../src/resources/resource-name.ts';
 import { createRecordingLogger, fakeSensor, listFiles, makeTempDir, waitFor } from './data-fixtures.ts';
@@ -224,4 +224,51 @@ test('scheduled sync: skipped without a cloud; gated by the selective-sync senso
   await waitFor(() => uploads.length > 0, 5000, 'uploads once the gate opens');
   assert.ok(uploads.every((name) => name === 'gated'));
   await manager.close(AbortSignal.timeout(10_000));
+});
+
+test('capture_control_sensor overrides frequency, tags and disabled at run time, and can add a method', async () => {
+  let overrides: JsonValue = null;
+  const control = fakeSensor('control', (): Readings => (overrides === null ? {} : { overrides }));
+  const sensor = fakeSensor('controlled', (call) => ({ seq: call }));
+  const other = fakeSensor('other', (call) => ({ seq: call }));
+  const { manager, dir } = await start(
+    'controlled',
+    { capture_control_sensor: { name: 'control', key: 'overrides' } },
+    [
+      { resource: sensor, methods: [{ method: 'Readings', capture_frequency_hz: 0, tags: ['base'] }] },
+      { resource: control, methods: [] },
+      { resource: other, methods: [] },
+    ],
+  );
+  try {
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(sensor.calls(), 0, 'zero frequency in the config');
+    overrides = [
+      {
+        resource_name: 'rdk:component:sensor/controlled',
+        method: 'Readings',
+        capture_frequency_hz: 50,
+        tags: ['event'],
+      },
+      { resource_name: 'other', method: 'Readings', capture_frequency_hz: 20 },
+    ];
+    await waitFor(() => sensor.calls() >= 10 && other.calls() >= 3, 5000, 'captures after the override');
+    assert.equal(manager.status().collectors, 2);
+    overrides = [{ resource_name: 'controlled', method: 'Readings', disabled: true }];
+    await waitFor(() => manager.status().collectors === 0, 5000, 'collectors stopped by the override');
+    const stopped = sensor.calls();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(sensor.calls(), stopped);
+    overrides = [{ resource_name: 'controlled', method: 'Readings', capture_frequency_hz: 'fast' }];
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(manager.status().collectors, 0, 'a bad override keeps the current capture');
+  } finally {
+    await manager.close(AbortSignal.timeout(10_000));
+  }
+  const files = await listFiles(dir);
+  const controlledFile = files.find((file) => file.startsWith('rdk_component_sensor/controlled/Readings/'));
+  assert.ok(controlledFile);
+  const decoded = decodeCaptureFile(await readFile(path.join(dir, controlledFile)), controlledFile);
+  assert.deepEqual(decoded.metadata.tags, ['event']);
+  assert.ok(files.some((file) => file.startsWith('rdk_component_sensor/other/Readings/')));
 });
