@@ -221,6 +221,7 @@ test('the package exports the namespaces other packages code against', () => {
     billingPb: 'app/v1/billing.proto',
     buildPb: 'app/build/v1/build.proto',
     commonPb: 'common/v1/common.proto',
+    dataManagerPb: 'service/datamanager/v1/data_manager.proto',
     dataPb: 'app/data/v1/data.proto',
     dataPipelinesPb: 'app/datapipelines/v1/data_pipelines.proto',
     datasetPb: 'app/dataset/v1/dataset.proto',
