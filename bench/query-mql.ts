@@ -31,6 +31,7 @@ import {
 } from '../apps/cloud/src/domain/data/ingest/reading-partitions.ts';
 import { compilePipeline, readingsSource } from '../apps/cloud/src/domain/data/mql/mql-compiler.ts';
 import { decodeStage } from '../apps/cloud/src/domain/data/mql/mql-values.ts';
+import { runOrganizationQuery } from '../apps/cloud/src/domain/data/query-access/organization-query.ts';
 import { authenticate, benchClients, createMachine, openPool } from './lib/clients.ts';
 import { fmtInt, machineInfo, median, round, writeResult } from './lib/report.ts';
 
@@ -257,6 +258,23 @@ try {
     await c.query('SET LOCAL search_path = sensordata, pg_catalog; SET LOCAL ROLE mcloud_query');
   };
   const compiledDirectMs = await timed(compiled, [], asQueryRole);
+  // The execution path of the RPC without gRPC: runOrganizationQuery (READ ONLY, role, cursor, BSON).
+  const runQueryMs: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const began = performance.now();
+    await runOrganizationQuery(
+      { db: cloud.deps.db, clock: cloud.deps.clock },
+      {
+        organizationId: bootstrap.organization_id,
+        sql: compiled,
+        limits: cloud.deps.config.queryLimits,
+        rowShape: 'json-document',
+      },
+      AbortSignal.timeout(600_000),
+    );
+    runQueryMs.push(performance.now() - began);
+  }
+  console.log(`runOrganizationQuery (cursor) with the compiled SQL: median ${round(median(runQueryMs))} ms`);
   const compiledSerialMs = await timed(compiled, [], async (c) => {
     await asQueryRole(c);
     await c.query('SET LOCAL max_parallel_workers_per_gather = 0');
@@ -347,6 +365,11 @@ try {
         met: median(compiledSerialMs) / median(handSerialMs) <= 1.5,
       },
       {
+        metric:
+          'compiled SQL through runOrganizationQuery (READ ONLY, query role, cursor, BSON), no gRPC (median)',
+        value: `${round(median(runQueryMs), 1)} ms`,
+      },
+      {
         metric: 'compiled SQL run directly as the query role, parallel workers allowed (median)',
         value: `${round(median(compiledDirectMs), 1)} ms (${round(median(compiledDirectMs) / median(handMs), 2)}× hand-written)`,
       },
@@ -357,6 +380,7 @@ try {
       handWrittenSerial: handSerialMs.map((v) => round(v, 1)),
       compiledDirect: compiledDirectMs.map((v) => round(v, 1)),
       compiledSerial: compiledSerialMs.map((v) => round(v, 1)),
+      runOrganizationQuery: runQueryMs.map((v) => round(v, 1)),
       mingo: mingoMs.map((v) => round(v, 1)),
     },
     compiledSql: compiled,

@@ -94,6 +94,7 @@ const order = [
   'machine-startup',
   'machine-reconfigure',
   'machine-config-push',
+  'query-mql',
 ];
 const rank = (name: string) => {
   const base = order.findIndex((o) => name.startsWith(o));

@@ -9,6 +9,7 @@ import {
   type SqlExpr,
   sqlAnd,
   sqlOr,
+  textArrayLiteral,
   toJsonb,
   toTruthy,
 } from './mql-sql.ts';
@@ -117,6 +118,16 @@ function compileOperator(
     case '$in':
     case '$nin': {
       if (!Array.isArray(operand)) throw invalidArgument(scope.where, `${operator} needs an array`);
+      const column = typedColumn(target);
+      if (
+        (column?.type === 'text' || column?.type === 'oid') &&
+        operand.length > 0 &&
+        operand.every((item) => typeof item === 'string')
+      ) {
+        // One hashed `= ANY(array)` instead of a chain of ORs.
+        const any = isTrue(`${column.sql} = ANY(${textArrayLiteral(operand as string[])})`);
+        return operator === '$in' ? any : `NOT ${any}`;
+      }
       const any = sqlOr(
         operand.map((item) =>
           isRegex(item) ? regexMatch(target, item, scope) : equals(target, item, scope),
