@@ -135,6 +135,13 @@ test('the example module serves a counter that reads its dependency through the 
   assert.deepEqual(first, { count: 2, step: 2, source: { celsius: 21.5 } });
   assert.equal(second.count, 4);
 
+  // ReconfigureResource (older parents): closed and built again with the new config.
+  await module.reconfigureResource({ config: { ...config, attributes: { step: 10 } }, dependencies: [] });
+  assert.deepEqual(valueMapToJson((await sensor.getReadings({ name: 'c1' })).readings), {
+    count: 10,
+    step: 10,
+  });
+  await module.reconfigureResource({ config, dependencies: ['rdk:component:sensor/base'] });
   await sensor.doCommand({ name: 'c1', command: { log: { level: 'warn', message: 'hello parent' } } });
   await assert.rejects(
     module.addResource({ config: { ...config, name: 'c2' }, dependencies: ['rdk:component:sensor/missing'] }),
