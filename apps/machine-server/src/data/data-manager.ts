@@ -154,7 +154,11 @@ export async function startDataManager(options: DataManagerOptions): Promise<Dat
       throw unimplemented('DoCommand of the data manager');
     },
     /** Idempotent. Completes open capture files; uploads in flight are aborted (their files stay). */
-    close() {
+    /**
+     * Bounded by `signal` (the resource manager's close deadline): past it, the call returns while a
+     * capture call that ignores its abort may still be finishing (its file is completed afterwards).
+     */
+    close(signal) {
       closing ??= (async () => {
         stop.abort();
         await control;
@@ -162,7 +166,16 @@ export async function startDataManager(options: DataManagerOptions): Promise<Dat
         await syncer.close();
         await deletion;
       })();
-      return closing;
+      if (!signal) return closing;
+      return Promise.race([
+        closing,
+        new Promise<void>((resolve) => {
+          if (signal.aborted) resolve();
+          else signal.addEventListener('abort', () => resolve(), { once: true });
+        }).then(() => {
+          logger.warn('data manager close deadline passed; capture files are completed in the background');
+        }),
+      ]);
     },
   };
 }
