@@ -1,13 +1,10 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import http2 from 'node:http2';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import tls from 'node:tls';
 import { applyCors, type Listener, listen, type RequestHandler } from '../src/index.ts';
+import { createSelfSignedCertificate, type SelfSignedCertificate } from './support/index.ts';
 
 /** Answers with the HTTP version the request arrived on, so a test sees which server got the socket. */
 const echoVersion: RequestHandler = (req, res) => {
@@ -167,38 +164,16 @@ describe('close during a call', () => {
 });
 
 describe('TLS', () => {
-  let certDir: string;
+  let certificate: SelfSignedCertificate;
   let listener: Listener;
   before(async () => {
-    certDir = await mkdtemp(path.join(tmpdir(), 'rpc-server-cert-'));
-    const certFile = path.join(certDir, 'cert.pem');
-    const keyFile = path.join(certDir, 'key.pem');
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
-        '-days',
-        '1',
-        '-subj',
-        '/CN=localhost',
-        '-keyout',
-        keyFile,
-        '-out',
-        certFile,
-      ],
-      { stdio: 'ignore' },
-    );
+    certificate = await createSelfSignedCertificate();
+    const { certFile, keyFile } = certificate;
     listener = await listen({ host: '127.0.0.1', port: 0, tls: { certFile, keyFile }, handler: echoVersion });
   });
   after(async () => {
     await listener.close(1000);
-    await rm(certDir, { recursive: true, force: true });
+    await certificate.remove();
   });
 
   function negotiate(alpn: string[]): Promise<string | false | null> {

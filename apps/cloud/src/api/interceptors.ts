@@ -1,4 +1,5 @@
 import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
+import { createErrorMappingInterceptor } from '@mcloud/rpc-server';
 import type { Authenticator } from '../domain/auth/authenticator.ts';
 import { type ErrorCode, isDomainError, unauthenticated } from '../domain/errors.ts';
 import { principalKey } from './context.ts';
@@ -23,24 +24,7 @@ export type ErrorReporter = (error: unknown, procedure: string) => void;
 
 /** Maps domain errors to gRPC status once; anything unexpected is reported and answered as Internal. */
 export function createErrorInterceptor(report: ErrorReporter): Interceptor {
-  return (next) => async (req) => {
-    const procedure = `${req.service.typeName}/${req.method.name}`;
-    try {
-      const res = await next(req);
-      // Server streams fail while they are being consumed, after `next` returned.
-      return res.stream ? { ...res, message: mapStreamErrors(res.message, procedure, report) } : res;
-    } catch (error) {
-      throw toConnectError(error, procedure, report);
-    }
-  };
-}
-
-async function* mapStreamErrors<T>(messages: AsyncIterable<T>, procedure: string, report: ErrorReporter) {
-  try {
-    yield* messages;
-  } catch (error) {
-    throw toConnectError(error, procedure, report);
-  }
+  return createErrorMappingInterceptor((error, procedure) => toConnectError(error, procedure, report));
 }
 
 export function toConnectError(error: unknown, procedure: string, report: ErrorReporter): ConnectError {

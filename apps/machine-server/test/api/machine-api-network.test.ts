@@ -1,15 +1,18 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import dgram from 'node:dgram';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
-import http2 from 'node:http2';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Code, type ConnectError, createClient } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
 import { authPb, sensorPb } from '@mcloud/protocol';
+import {
+  createSelfSignedCertificate,
+  grpcStatusOverHttp2,
+  type SelfSignedCertificate,
+} from '@mcloud/rpc-server/testing';
 import makeMdns from 'multicast-dns';
 import { createMachineApi } from '../../src/api/machine-api.ts';
 import { diffConfigs } from '../../src/config/config-diff.ts';
@@ -127,63 +130,27 @@ describe('mDNS', () => {
 });
 
 describe('TLS and bind address', () => {
-  let certDir: string;
-  let certFile: string;
-  let keyFile: string;
+  let certificate: SelfSignedCertificate;
   before(async () => {
-    certDir = await mkdtemp(path.join(tmpdir(), 'machine-api-cert-'));
-    certFile = path.join(certDir, 'cert.pem');
-    keyFile = path.join(certDir, 'key.pem');
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
-        '-days',
-        '1',
-      ].concat(['-subj', '/CN=localhost', '-keyout', keyFile, '-out', certFile]),
-      { stdio: 'ignore' },
-    );
+    certificate = await createSelfSignedCertificate();
   });
-  after(() => rm(certDir, { recursive: true, force: true }));
+  after(() => certificate.remove());
 
-  async function sensorOverH2(url: string): Promise<string | undefined> {
-    const session = http2.connect(url, { rejectUnauthorized: false });
-    try {
-      return await new Promise<string | undefined>((resolve, reject) => {
-        const stream = session.request({
-          ':method': 'POST',
-          ':path': '/viam.component.sensor.v1.SensorService/GetReadings',
-          'content-type': 'application/grpc',
-          te: 'trailers',
-        });
-        let status: string | undefined;
-        stream.on('response', (headers) => {
-          status = headers['grpc-status'] as string | undefined;
-        });
-        stream.on('trailers', (trailers) => {
-          status = (trailers['grpc-status'] as string | undefined) ?? status;
-        });
-        stream.on('close', () => resolve(status));
-        stream.on('error', reject);
-        stream.resume();
-        // GetReadingsRequest{name: "thermo"}
-        const message = Buffer.from([0x0a, 6, ...Buffer.from('thermo')]);
-        stream.end(Buffer.concat([Buffer.from([0, 0, 0, 0, message.length]), message]));
-      });
-    } finally {
-      session.close();
-    }
-  }
+  // GetReadingsRequest{name: "thermo"}
+  const sensorOverH2 = (url: string) =>
+    grpcStatusOverHttp2(
+      url,
+      '/viam.component.sensor.v1.SensorService/GetReadings',
+      Buffer.from([0x0a, 6, ...Buffer.from('thermo')]),
+    );
 
   test('network.tls_cert_file/tls_key_file serve TLS; -no-tls serves plain HTTP with the same config', async () => {
     const config = {
-      network: { bind_address: 'localhost:0', tls_cert_file: certFile, tls_key_file: keyFile },
+      network: {
+        bind_address: 'localhost:0',
+        tls_cert_file: certificate.certFile,
+        tls_key_file: certificate.keyFile,
+      },
     };
     const secure = createMachineApi();
     await secure.start?.(createFakeMachineHost({ config, resources: [sensor()] }), AbortSignal.timeout(5000));

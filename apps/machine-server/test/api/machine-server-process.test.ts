@@ -1,33 +1,22 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { after, before, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { Code, type ConnectError, createClient } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
 import { machineRobotPb } from '@mcloud/protocol';
 import { createSdkRobotClient, expectRpcError, structFromJson } from '@mcloud/sdk-testkit';
 import { CameraClient, GenericComponentClient, type RobotClient, SensorClient } from '@viamrobotics/sdk';
+import { type MachineProcess, startMachineProcess } from '../support/machine-process.ts';
 
-const bin = fileURLToPath(new URL('../../src/bin/machine-server.ts', import.meta.url));
 const keyId = 'process-key';
 const key = 'process-key-secret-0123456789';
 
-let dir: string;
-let child: ChildProcess;
+let machine: MachineProcess;
 let url: string;
-let exited: Promise<number | null>;
 
 /** A real machine-server process with a local config; the test reads the "serving" line for its URL. */
 before(async () => {
-  dir = await mkdtemp(path.join(tmpdir(), 'machine-api-process-'));
-  const configPath = path.join(dir, 'config.json');
-  await writeFile(
-    configPath,
-    JSON.stringify({
+  machine = await startMachineProcess({
+    config: {
       network: { bind_address: 'localhost:0' },
       auth: { handlers: [{ type: 'api-key', config: { [keyId]: key, keys: [keyId] } }] },
       components: [
@@ -46,29 +35,16 @@ before(async () => {
         { name: 'gen', api: 'rdk:component:generic', model: 'fake' },
         { name: 'ghost', api: 'rdk:component:sensor', model: 'acme:demo:nothing' },
       ],
-    }),
-  );
-  child = spawn(process.execPath, [bin, '-config', configPath, '-disable-mdns'], {
-    env: { ...process.env, HOME: dir, VIAM_HOME: path.join(dir, '.viam') },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    },
+    args: ['-disable-mdns'],
   });
-  exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
-  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-  url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('no "serving" line within 20 s')), 20_000);
-    lines.on('line', (line) => {
-      const columns = line.split('\t');
-      if (!columns.includes('serving')) return;
-      clearTimeout(timer);
-      resolve((JSON.parse(columns.at(-1) as string) as { url: string }).url);
-    });
-    child.once('exit', (code) => reject(new Error(`machine-server exited with ${code} before serving`)));
-  });
+  const serving = await machine.waitForLine(/\tserving\t/, 20_000);
+  url = (JSON.parse(serving.split('\t').at(-1) as string) as { url: string }).url;
 });
 
 after(async () => {
-  if (child.exitCode === null) child.kill('SIGKILL');
-  await rm(dir, { recursive: true, force: true });
+  await machine.stop(5_000);
+  await machine.cleanup();
 });
 
 async function whenRunning(client: RobotClient): Promise<void> {
@@ -120,6 +96,7 @@ test('the machine-server process serves the machine API to the SDK, then shuts d
     disableSessions: true,
   });
   const shutdownStarted = Date.now();
+  const exited = new Promise((resolve) => machine.child.once('exit', resolve));
   await robot.robotService.shutdown({});
   assert.equal(await exited, 0);
   // Idle keep-alive connections of the SDK do not hold the graceful stop until its deadline.

@@ -1,4 +1,5 @@
-import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
+import { signHs256Token, verifyHs256Token } from '@mcloud/rpc-server';
 
 /** Claims of the bearer tokens this cloud issues (goutils-compatible names). */
 export interface AccessTokenClaims {
@@ -29,15 +30,13 @@ export function signAccessToken(
   key: SigningKey,
   nowMs: number,
 ) {
-  const header = { alg: 'HS256', typ: 'JWT', kid: key.id };
   const body: AccessTokenClaims = {
     ...claims,
     aud: tokenAudience,
     iat: Math.floor(nowMs / 1000),
     jti: randomUUID(),
   };
-  const unsigned = `${base64UrlJson(header)}.${base64UrlJson(body)}`;
-  return `${unsigned}.${sign(unsigned, key.secret)}`;
+  return signHs256Token({ kid: key.id }, body, key.secret);
 }
 
 /** Returns the claims of a well-formed token signed by one of `keys`, otherwise undefined. */
@@ -45,34 +44,10 @@ export function verifyAccessToken(
   token: string,
   keys: ReadonlyMap<string, SigningKey>,
 ): AccessTokenClaims | undefined {
-  const parts = token.split('.');
-  if (parts.length !== 3) return undefined;
-  const [headerPart, bodyPart, signature] = parts as [string, string, string];
-  const header = parseJson(headerPart) as { alg?: string; kid?: string } | undefined;
-  if (header?.alg !== 'HS256' || typeof header.kid !== 'string') return undefined;
-  const key = keys.get(header.kid);
-  if (!key) return undefined;
-  const expected = Buffer.from(sign(`${headerPart}.${bodyPart}`, key.secret));
-  const given = Buffer.from(signature);
-  if (expected.length !== given.length || !timingSafeEqual(expected, given)) return undefined;
-  const claims = parseJson(bodyPart) as AccessTokenClaims | undefined;
+  const claims = verifyHs256Token(token, (header) =>
+    typeof header.kid === 'string' ? keys.get(header.kid)?.secret : undefined,
+  ) as AccessTokenClaims | undefined;
   if (!claims || claims.aud !== tokenAudience || typeof claims.sub !== 'string' || claims.sub === '')
     return undefined;
   return claims;
-}
-
-function sign(data: string, secret: Uint8Array): string {
-  return createHmac('sha256', secret).update(data).digest('base64url');
-}
-
-function base64UrlJson(value: unknown): string {
-  return Buffer.from(JSON.stringify(value)).toString('base64url');
-}
-
-function parseJson(part: string): unknown {
-  try {
-    return JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
-  } catch {
-    return undefined;
-  }
 }

@@ -1,4 +1,5 @@
 import { createHash, createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { signHs256Token, verifyHs256Token } from '@mcloud/rpc-server';
 import { MachineError } from '../../errors.ts';
 import { apiKeyCredential, locationSecretCredential, type MachineAuthConfig } from './machine-auth-config.ts';
 
@@ -77,8 +78,7 @@ export function createMachineAuthenticator(currentConfig: () => MachineAuthConfi
         rpc_creds_type: type,
         cfp,
       };
-      const unsigned = `${base64UrlJson({ alg: 'HS256', typ: 'JWT' })}.${base64UrlJson(claims)}`;
-      return `${unsigned}.${sign(unsigned, signingKey)}`;
+      return signHs256Token({}, claims, signingKey);
     },
 
     verify(token) {
@@ -140,13 +140,7 @@ function stringsEqual(a: string, b: string): boolean {
 }
 
 function verifySignature(token: string, key: Uint8Array): TokenClaims | undefined {
-  const parts = token.split('.');
-  if (parts.length !== 3) return undefined;
-  const [headerPart, bodyPart, signature] = parts as [string, string, string];
-  const header = parseJson(headerPart) as { alg?: string } | undefined;
-  if (header?.alg !== 'HS256') return undefined;
-  if (!stringsEqual(sign(`${headerPart}.${bodyPart}`, key), signature)) return undefined;
-  const claims = parseJson(bodyPart) as Partial<TokenClaims> | undefined;
+  const claims = verifyHs256Token(token, () => key) as Partial<TokenClaims> | undefined;
   if (
     !claims ||
     claims.aud !== audience ||
@@ -157,20 +151,4 @@ function verifySignature(token: string, key: Uint8Array): TokenClaims | undefine
     return undefined;
   }
   return claims as TokenClaims;
-}
-
-function sign(data: string, key: Uint8Array): string {
-  return createHmac('sha256', key).update(data).digest('base64url');
-}
-
-function base64UrlJson(value: unknown): string {
-  return Buffer.from(JSON.stringify(value)).toString('base64url');
-}
-
-function parseJson(part: string): unknown {
-  try {
-    return JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
-  } catch {
-    return undefined;
-  }
 }
