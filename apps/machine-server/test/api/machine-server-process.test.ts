@@ -86,8 +86,14 @@ test('the machine-server process serves the machine API to the SDK, then shuts d
   }
   const anonymous = createClient(machineRobotPb.RobotService, createGrpcTransport({ baseUrl: url }));
   await assert.rejects(anonymous.shutdown({}), (error: ConnectError) => error.code === Code.Unauthenticated);
-  const restart = (await (await fetch(`${url}/restart_status`)).json()) as { restart_allowed: boolean };
+  const restart = (await (await fetch(`${url}/restart_status`)).json()) as {
+    restart_allowed: boolean;
+    does_not_handle_needs_restart: boolean;
+    module_server_tcp_addr: string;
+  };
   assert.equal(restart.restart_allowed, true);
+  assert.equal(restart.does_not_handle_needs_restart, true);
+  assert.match(restart.module_server_tcp_addr, /^127\.0\.0\.1:\d+$/);
 
   const robot = await createSdkRobotClient({
     host: url,
