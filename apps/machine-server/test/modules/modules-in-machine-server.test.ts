@@ -25,7 +25,10 @@ let dir: Awaited<ReturnType<typeof tempDir>>;
 let server: RunningMachineServer;
 let modules: ModulesPart;
 let configPath: string;
-let machineConfig: { modules: Record<string, unknown>[]; components: unknown[] };
+const machineConfig: { modules: Record<string, unknown>[]; components: unknown[] } = {
+  modules: [],
+  components: [],
+};
 
 function options(configPath: string, viamHome: string): MachineServerOptions {
   return {
@@ -54,7 +57,7 @@ before(async () => {
   await writeFile(
     configPath,
     JSON.stringify(
-      (machineConfig = {
+      Object.assign(machineConfig, {
         modules: [
           { name: 'counter', executable_path: counterExecutable },
           { name: 'broken', executable_path: join(fixtures, 'exits-at-once') },
@@ -182,9 +185,17 @@ test('a changed module config restarts the module and its resources are rebuilt'
     },
     20_000,
   );
-  await waitFor('c1 ready', () => statusOf('c1')?.state === 'ready', 20_000);
-  const rebuilt = server.host.resources.findByShortName(sensorApi, 'c1') as Sensor;
-  assert.equal((await rebuilt.getReadings({ signal: AbortSignal.timeout(5000) })).count, 5);
+  // The module restarts first, then the pass rebuilds c1 on it: a fresh count once that happened.
+  const readings = await waitFor(
+    'c1 rebuilt on the new process',
+    async () => {
+      if (statusOf('c1')?.state !== 'ready') return false;
+      const rebuilt = server.host.resources.findByShortName(sensorApi, 'c1') as Sensor;
+      return rebuilt.getReadings({ signal: AbortSignal.timeout(5000) }).catch(() => false as const);
+    },
+    20_000,
+  );
+  assert.equal(readings.count, 5);
 });
 
 test('shutdown stops the module processes', async () => {
