@@ -68,6 +68,24 @@ describe('decodeTabularSensorData', () => {
     );
   });
 
+  test('strings around the short-ASCII fast path: lengths 63-65 and long, quotes, escapes, non-ASCII', () => {
+    const values = [
+      'a'.repeat(63),
+      'b'.repeat(64),
+      'c'.repeat(65),
+      'd'.repeat(500),
+      'say "hi"',
+      'back\\slash',
+      'tab\t',
+      'é',
+      '😀',
+      '',
+    ];
+    const readings = Object.fromEntries(values.map((value, index) => [`${value}-${index}`, value]));
+    const bytes = encode({ readings, requestedMs: undefined, receivedMs: undefined });
+    assert.equal(decodeTabularSensorData(bytes)?.json, referenceJson(bytes));
+  });
+
   test('nanoseconds are truncated to microseconds like the protobuf-es path', () => {
     const bytes = toBinary(
       dataSyncPb.SensorDataSchema,

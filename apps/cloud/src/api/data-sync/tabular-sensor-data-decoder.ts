@@ -29,10 +29,8 @@ const notFast = new NotFastPath();
 class WireReader {
   pos: number;
   readonly bytes: Uint8Array;
-  readonly view: DataView;
-  constructor(bytes: Uint8Array, view: DataView, start: number) {
+  constructor(bytes: Uint8Array, start: number) {
     this.bytes = bytes;
-    this.view = view;
     this.pos = start;
   }
 
@@ -58,13 +56,38 @@ class WireReader {
     return end;
   }
 
-  utf8(end: number): string {
-    return Buffer.from(this.bytes.buffer, this.bytes.byteOffset + this.pos, end - this.pos).toString('utf8');
+  /**
+   * The JSON string literal of the UTF-8 bytes up to `end`. Short plain-ASCII strings (field names, most
+   * values) are built directly; anything else goes through the decoder and JSON.stringify.
+   */
+  jsonString(end: number): string {
+    const { bytes } = this;
+    if (end - this.pos <= 64) {
+      let text = '"';
+      let index = this.pos;
+      for (; index < end; index++) {
+        const byte = bytes[index] as number;
+        if (byte < 0x20 || byte > 0x7e || byte === 0x22 || byte === 0x5c) break;
+        text += String.fromCharCode(byte);
+      }
+      if (index === end) return `${text}"`;
+    }
+    return JSON.stringify(utf8Decoder.decode(bytes.subarray(this.pos, end)));
+  }
+
+  float64(): number {
+    for (let index = 0; index < 8; index++) float64Bytes[index] = this.bytes[this.pos + index] as number;
+    this.pos += 8;
+    return float64View[0] as number;
   }
 }
 
+const utf8Decoder = new TextDecoder();
+const float64View = new Float64Array(1);
+const float64Bytes = new Uint8Array(float64View.buffer);
+
 export function decodeTabularSensorData(bytes: Uint8Array): TabularSensorData | undefined {
-  const reader = new WireReader(bytes, new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), 0);
+  const reader = new WireReader(bytes, 0);
   try {
     let times: [bigint | undefined, bigint | undefined] | undefined;
     let json: string | undefined;
@@ -124,18 +147,18 @@ function readStruct(reader: WireReader, end: number): string {
     const tag = reader.varint();
     if (tag !== ((1 << 3) | WIRE_LEN)) throw notFast;
     const entryEnd = reader.lengthEnd(end);
-    let key = '';
+    let key = '""';
     let value = 'null';
     while (reader.pos < entryEnd) {
       const entryTag = reader.varint();
       if ((entryTag & 7) !== WIRE_LEN) throw notFast;
       const fieldEnd = reader.lengthEnd(entryEnd);
-      if (entryTag >>> 3 === 1) key = reader.utf8(fieldEnd);
+      if (entryTag >>> 3 === 1) key = reader.jsonString(fieldEnd);
       else if (entryTag >>> 3 === 2) value = readValue(reader, fieldEnd);
       else throw notFast;
       reader.pos = fieldEnd;
     }
-    json += `${first ? '' : ','}${JSON.stringify(key)}:${value}`;
+    json += `${first ? '' : ','}${key}:${value}`;
     first = false;
   }
   return `${json}}`;
@@ -153,14 +176,13 @@ function readValue(reader: WireReader, end: number): string {
       json = 'null';
     } else if (field === 2 && wire === WIRE_FIXED64) {
       if (reader.pos + 8 > end) throw notFast;
-      const number = reader.view.getFloat64(reader.pos, true);
-      reader.pos += 8;
+      const number = reader.float64();
       json = Number.isFinite(number) ? String(number) : 'null';
     } else if (field === 4 && wire === WIRE_VARINT) {
       json = reader.varint() === 0 ? 'false' : 'true';
     } else if (wire === WIRE_LEN && field >= 3 && field <= 6 && field !== 4) {
       const fieldEnd = reader.lengthEnd(end);
-      if (field === 3) json = JSON.stringify(reader.utf8(fieldEnd));
+      if (field === 3) json = reader.jsonString(fieldEnd);
       else if (field === 5) json = readStruct(reader, fieldEnd);
       else json = readList(reader, fieldEnd);
       reader.pos = fieldEnd;
