@@ -15,6 +15,7 @@ const scripts = [
   'machine-startup.ts',
   'machine-reconfigure.ts',
   'machine-config-push.ts',
+  'query-sql.ts',
 ];
 const extra = process.argv.slice(2);
 const failed: string[] = [];

@@ -12,24 +12,17 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { timestampFromMs } from '@bufbuild/protobuf/wkt';
 import type { dataPb } from '@mcloud/protocol';
 import pg from 'pg';
-import { from as copyFrom } from 'pg-copy-streams';
 import { startCloud } from '../apps/cloud/src/cloud-app.ts';
 import { loadCloudConfig } from '../apps/cloud/src/config/cloud-config.ts';
-import { findOrCreateCaptureSource } from '../apps/cloud/src/domain/data/ingest/capture-sources.ts';
-import {
-  ensureReadingPartitions,
-  monthIndexOf,
-} from '../apps/cloud/src/domain/data/ingest/reading-partitions.ts';
-import { authenticate, benchClients, createMachine, openPool } from './lib/clients.ts';
+import { authenticate, benchClients, openPool } from './lib/clients.ts';
 import { applyServerExperiments } from './lib/experiments.ts';
-import { fmtInt, machineInfo, median, percentile, round, writeResult } from './lib/report.ts';
+import { dayMs, loadReadings } from './lib/load-readings.ts';
+import { machineInfo, median, percentile, round, writeResult } from './lib/report.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -49,7 +42,6 @@ const experiments = [
 ];
 const experimentSuffix = experiments.map((e) => `-server-${e}`).join('');
 const targetP50Ms = 5;
-const dayMs = 24 * 3600_000;
 
 // ---------------------------------------------------------------------------------------------------
 // SQL capture: every query any pg client runs while `capture` is set (the cloud shares this process).
@@ -101,88 +93,7 @@ const pool = openPool((cloud.deps.db as pg.Pool).options.connectionString as str
 
 try {
   // --- Load -----------------------------------------------------------------------------------------
-  const loadBegan = performance.now();
-  const machines = [
-    await createMachine(pool, bootstrap, 'bench-rover-1'),
-    await createMachine(pool, bootstrap, 'bench-rover-2'),
-  ];
-  const sourceIds: string[] = [];
-  for (const machine of machines) {
-    for (let s = 1; s <= 4; s++) {
-      sourceIds.push(
-        await findOrCreateCaptureSource(pool, {
-          organizationId: bootstrap.organization_id,
-          locationId: bootstrap.location_id,
-          robotId: machine.robotId,
-          partId: machine.partId,
-          componentType: 'rdk:component:sensor',
-          componentName: `sensor-${s}`,
-          methodName: 'Readings',
-          methodParameters: {},
-          tags: [],
-        }),
-      );
-    }
-  }
-  const endMs = Date.now() - 60_000;
-  const startMs = endMs - 180 * dayMs;
-  const stepMs = (endMs - startMs) / totalReadings;
-  const months = new Set<number>();
-  for (let t = startMs; t <= endMs + dayMs; t += dayMs) months.add(monthIndexOf(t));
-  await ensureReadingPartitions(pool, months);
-
-  const syncedIso = new Date().toISOString();
-  function* copyChunks(): Generator<Buffer> {
-    let lines: string[] = [];
-    for (let n = 0; n < totalReadings; n++) {
-      const at = Math.floor(startMs + n * stepMs);
-      const phase = n / 1000;
-      const json = JSON.stringify({
-        readings: {
-          temperature: round(21 + 4 * Math.sin(phase), 3),
-          humidity: round(45 + 10 * Math.cos(phase / 3), 3),
-          pressure: round(1013.25 + Math.sin(phase / 7), 3),
-          co2_ppm: 400 + (n % 97),
-          battery_v: round(12.6 - (n % 1000) / 10_000, 4),
-          status: n % 500 === 0 ? 'warn' : 'ok',
-        },
-      });
-      const iso = new Date(at).toISOString();
-      const received = new Date(at + 3).toISOString();
-      lines.push(
-        `${bootstrap?.organization_id}\t${sourceIds[n % sourceIds.length]}\t${iso}\t${iso}\t${received}\t${syncedIso}\t${Buffer.byteLength(json)}\t${json}\n`,
-      );
-      if (lines.length === 5000) {
-        yield Buffer.from(lines.join(''));
-        lines = [];
-      }
-    }
-    if (lines.length) yield Buffer.from(lines.join(''));
-  }
-  const client = await pool.connect();
-  try {
-    await pipeline(
-      Readable.from(copyChunks()),
-      client.query(
-        copyFrom(
-          'COPY readings (organization_id, source_id, captured_at, time_requested, time_received, synced_at, size_bytes, data) FROM STDIN',
-        ),
-      ),
-    );
-  } finally {
-    client.release();
-  }
-  await pool.query('VACUUM (ANALYZE) readings');
-  await pool.query('ANALYZE capture_sources');
-  const loaded = (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM readings')).rows[0]?.n;
-  const partitions = (
-    await pool.query<{ n: number }>(
-      "SELECT count(*)::int AS n FROM pg_inherits WHERE inhparent = 'readings'::regclass",
-    )
-  ).rows[0]?.n;
-  console.log(
-    `loaded ${fmtInt(loaded ?? 0)} readings over ${sourceIds.length} sources and ${partitions} month partitions in ${((performance.now() - loadBegan) / 1000).toFixed(1)}s (COPY + VACUUM ANALYZE)`,
-  );
+  const { loaded, partitions, sourceIds, startMs } = await loadReadings(pool, bootstrap, totalReadings);
 
   // --- Measure --------------------------------------------------------------------------------------
   const token = await authenticate(cloud.url, bootstrap);

@@ -95,6 +95,7 @@ const order = [
   'machine-reconfigure',
   'machine-config-push',
   'query-mql',
+  'query-sql',
 ];
 const rank = (name: string) => {
   const base = order.findIndex((o) => name.startsWith(o));

@@ -75,6 +75,11 @@ export const sqlAttacks: readonly { name: string; sql: string }[] = [
     name: 'dollar-quoted statement',
     sql: "SELECT 1 FROM readings WHERE $$'; DELETE FROM readings; --$$ = ''",
   },
+  { name: 'closing the server wrapper parenthesis', sql: 'SELECT 1) AS x, public.readings r --' },
+  {
+    name: 'closing the wrapper, second statement',
+    sql: 'SELECT 1) AS x; DELETE FROM public.readings; SELECT * FROM (SELECT 1',
+  },
   { name: 'transaction control', sql: 'COMMIT; SELECT * FROM public.readings' },
   // Writes.
   { name: 'DELETE', sql: 'DELETE FROM readings' },

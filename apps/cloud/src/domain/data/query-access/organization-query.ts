@@ -18,8 +18,9 @@ import { queryErrorFromPostgres } from './query-errors.ts';
  * 0006_query_access.sql): inside a READ ONLY transaction the server sets the signed organization token,
  * `SET LOCAL ROLE mcloud_query` (no privilege except `sensordata.*`), `search_path = sensordata,
  * pg_catalog` (so `readings` is the organization's view), `TimeZone = UTC` and a statement timeout; the
- * statement then runs through a cursor in the extended protocol (a second statement is refused by
- * PostgreSQL itself) and is fetched in batches so the row and byte caps stop it early.
+ * statement then runs in the extended protocol (a second statement is refused by PostgreSQL itself) as a
+ * subquery under `LIMIT maxRows + 1`, so the row cap stops it early; the byte cap applies while the rows
+ * become BSON.
  *
  * The caller still validates user SQL first (parser allow-list: one SELECT, allowed functions); this
  * function is the second, independent line.
@@ -66,9 +67,10 @@ export interface OrganizationQueryResult {
   totalBytes: number;
 }
 
-const cursorName = 'mcloud_user_query';
-const cursorPrefix = `DECLARE ${cursorName} NO SCROLL CURSOR FOR `;
-const fetchBatchRows = 2_000;
+// The statement runs as a subquery under a LIMIT one above the row cap: a plain (not cursor) execution keeps
+// parallel plans, and the cap still stops PostgreSQL early. The newline ends a trailing `--` comment.
+const wrapPrefix = 'SELECT * FROM (\n';
+const wrapSuffix = '\n) AS mcloud_result LIMIT ';
 
 export interface OrganizationQueryDeps {
   db: Database;
@@ -98,17 +100,19 @@ export async function runOrganizationQuery(
   try {
     await client.query(sessionSetup(query.organizationId.toLowerCase(), limits.timeoutMs));
     try {
-      await client.query({
-        text: cursorPrefix + query.sql,
+      const result = await client.query({
+        text: `${wrapPrefix}${query.sql}${wrapSuffix}${limits.maxRows + 1}`,
         values: (query.params ?? []) as unknown[],
+        rowMode: 'array',
+        types: rawTextTypes,
         queryMode: 'extended',
       } as pg.QueryConfig);
-      return await fetchAll(deps.clock, client, query, startedMs);
+      return toDocuments(query, result as unknown as pg.QueryArrayResult, deps.clock.nowMs() - startedMs);
     } catch (error) {
       if (cancelled) throw new DomainError('Aborted', 'query cancelled by the caller', { cause: error });
       throw queryErrorFromPostgres(error, {
         timeoutMs: limits.timeoutMs,
-        positionOffset: cursorPrefix.length,
+        positionOffset: wrapPrefix.length,
         sql: query.sql,
         mapPosition: query.mapPosition,
       });
@@ -126,7 +130,7 @@ export async function runOrganizationQuery(
 }
 
 /** One round trip: read-only transaction, organization token, limits, then the unprivileged role. */
-function sessionSetup(organizationId: string, timeoutMs: number): string {
+export function sessionSetup(organizationId: string, timeoutMs: number): string {
   const timeout = Math.max(1, Math.floor(timeoutMs));
   // organizationId is a validated UUID, so it can be inlined.
   return [
@@ -136,53 +140,43 @@ function sessionSetup(organizationId: string, timeoutMs: number): string {
     `SET LOCAL idle_in_transaction_session_timeout = ${timeout + 5_000}`,
     `SET LOCAL search_path = sensordata, pg_catalog`,
     `SET LOCAL TimeZone = 'UTC'`,
-    'SET LOCAL cursor_tuple_fraction = 1',
     'SET LOCAL ROLE mcloud_query',
   ].join('; ');
 }
 
-async function fetchAll(
-  clock: Clock,
-  client: DatabaseClient,
+function toDocuments(
   query: OrganizationQuery,
-  startedMs: number,
-): Promise<OrganizationQueryResult> {
+  result: pg.QueryArrayResult,
+  elapsedMs: number,
+): OrganizationQueryResult {
   const { limits } = query;
+  if (elapsedMs > limits.timeoutMs) {
+    throw new DomainError('DeadlineExceeded', `query exceeded the time limit of ${limits.timeoutMs} ms`);
+  }
+  if (result.rows.length > limits.maxRows) {
+    throw new DomainError(
+      'ResourceExhausted',
+      `query result exceeds the limit of ${limits.maxRows} rows; add a LIMIT or a narrower filter`,
+    );
+  }
+  const toDocument: (row: readonly unknown[]) => Document =
+    query.rowShape === 'json-document'
+      ? createJsonDocumentConverter()
+      : createRowConverter(result.fields as ResultField[]);
   const documents: Uint8Array[] = [];
   let totalBytes = 0;
-  let toDocument: ((row: readonly unknown[]) => Document) | undefined;
-  for (;;) {
-    const result = await client.query({
-      text: `FETCH FORWARD ${fetchBatchRows} FROM ${cursorName}`,
-      rowMode: 'array',
-      types: rawTextTypes,
-    });
-    toDocument ??=
-      query.rowShape === 'json-document'
-        ? createJsonDocumentConverter()
-        : createRowConverter(result.fields as ResultField[]);
-    for (const row of result.rows as unknown[][]) {
-      if (documents.length >= limits.maxRows) {
-        throw new DomainError(
-          'ResourceExhausted',
-          `query result exceeds the limit of ${limits.maxRows} rows; add a LIMIT or a narrower filter`,
-        );
-      }
-      const bytes = serialize(toDocument(row));
-      totalBytes += bytes.length;
-      if (totalBytes > limits.maxBytes) {
-        throw new DomainError(
-          'ResourceExhausted',
-          `query result exceeds the limit of ${limits.maxBytes} bytes; select fewer columns or rows`,
-        );
-      }
-      documents.push(bytes);
+  for (const row of result.rows) {
+    const bytes = serialize(toDocument(row));
+    totalBytes += bytes.length;
+    if (totalBytes > limits.maxBytes) {
+      throw new DomainError(
+        'ResourceExhausted',
+        `query result exceeds the limit of ${limits.maxBytes} bytes; select fewer columns or rows`,
+      );
     }
-    if (clock.nowMs() - startedMs > limits.timeoutMs) {
-      throw new DomainError('DeadlineExceeded', `query exceeded the time limit of ${limits.timeoutMs} ms`);
-    }
-    if (result.rows.length < fetchBatchRows) return { documents, totalBytes };
+    documents.push(bytes);
   }
+  return { documents, totalBytes };
 }
 
 function processIdOf(client: DatabaseClient): number {

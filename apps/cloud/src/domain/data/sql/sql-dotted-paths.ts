@@ -62,6 +62,9 @@ export function dottedPathEdits(parsed: ParsedSql, relationNames: ReadonlySet<st
     if (type === 'ColumnRef') {
       const edit = pathEdit(parsed, body, relationNames, readings.get(body), unnamedOutputs.has(body));
       if (edit) edits.push(edit);
+    } else if (type === 'TypeCast') {
+      const edit = instantCastEdit(parsed, body);
+      if (edit) edits.push(edit);
     } else if (type === 'RangeVar' && body.schemaname !== undefined && body.schemaname !== 'sensordata') {
       const first = tokenAt(parsed, body.location as number);
       const last = parsed.tokens[first + 2] as { end: number };
@@ -144,6 +147,27 @@ function pathEdit(
   const typed = reading ? `sensordata.json_${reading}${extract}` : extract;
   const named = unnamedOutput ? `${typed} AS ${quoteIdentifier(path.at(-1) as string)}` : typed;
   return { start: (parsed.tokens[first] as { start: number }).start, end: last.end, text: named };
+}
+
+/**
+ * `CAST('2000-01-01T00:00:00.000Z' AS TIMESTAMP)` (the reference's only date syntax; also `TIMESTAMP '…'`
+ * and `'…'::timestamp`) becomes a `timestamptz` literal. In the UTC session both denote the same instant,
+ * but `timestamptz >= timestamptz` is leakproof, so the organization view (a security barrier) lets the
+ * comparison filter rows while scanning instead of after the join — an order of magnitude on time ranges.
+ */
+function instantCastEdit(parsed: ParsedSql, body: SyntaxNode): TextEdit | undefined {
+  const constant = (body.arg as { A_Const?: SyntaxNode } | undefined)?.A_Const;
+  const typeName = body.typeName as SyntaxNode | undefined;
+  if (!constant || !('sval' in constant) || !typeName) return undefined;
+  const names = stringsOf(typeName.names);
+  if (names.at(-1) !== 'timestamp' || typeof typeName.location !== 'number') return undefined;
+  const index = tokenAt(parsed, typeName.location);
+  const token = parsed.tokens[index] as { start: number; end: number };
+  const next = parsed.tokens[index + 1];
+  const text = (at: { start: number; end: number } | undefined) =>
+    at ? Buffer.from(parsed.text, 'utf8').subarray(at.start, at.end).toString('utf8').toLowerCase() : '';
+  if (text(token) !== 'timestamp' || text(next) === 'with' || text(next) === 'without') return undefined;
+  return { start: token.start, end: token.end, text: 'timestamptz' };
 }
 
 export function quoteIdentifier(name: string): string {

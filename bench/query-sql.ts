@@ -1,0 +1,176 @@
+/**
+ * TabularDataBySQL overhead over 1,000,000 readings.
+ *
+ *   node bench/query-sql.ts [--readings 1000000] [--runs 9] [--warmup 2]
+ *
+ * Loads readings like tabular-first-page (bench/lib/load-readings.ts), then times each statement three
+ * ways, interleaved run by run:
+ *   - direct: the same (already rewritten) statement run by the superuser over a plain view that filters
+ *     the organization by a literal — what a hand-written query costs, rows parsed by `pg` as usual;
+ *   - domain: tabularDataBySql in process (parse + admission + rewrite, READ ONLY transaction with the
+ *     signed organization token under the mcloud_query role, security-barrier view, cursor, BSON);
+ *   - rpc: DataService.TabularDataBySQL end to end over gRPC (h2c) with a bearer token.
+ * The figure is the rpc median against the direct median (target: within 10 %).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import type pg from 'pg';
+import { startCloud } from '../apps/cloud/src/cloud-app.ts';
+import { loadCloudConfig } from '../apps/cloud/src/config/cloud-config.ts';
+import type { Principal } from '../apps/cloud/src/domain/auth/principal.ts';
+import { tabularDataBySql } from '../apps/cloud/src/domain/data/sql/tabular-data-by-sql.ts';
+import { prepareUserSql } from '../apps/cloud/src/domain/data/sql/user-sql.ts';
+import { authenticate, benchClients, openPool } from './lib/clients.ts';
+import { dayMs, loadReadings } from './lib/load-readings.ts';
+import { machineInfo, median, round, writeResult } from './lib/report.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    readings: { type: 'string', default: '1000000' },
+    runs: { type: 'string', default: '9' },
+    warmup: { type: 'string', default: '2' },
+  },
+});
+const totalReadings = Number(args.readings);
+const runs = Number(args.runs);
+const warmup = Number(args.warmup);
+const targetOverhead = 0.1;
+
+const dataDir = await mkdtemp(path.join(tmpdir(), 'mcloud-bench-'));
+const cloud = await startCloud(loadCloudConfig(['--port', '0', '--data-dir', dataDir], {}));
+const bootstrap = cloud.bootstrap;
+if (!bootstrap) throw new Error('a fresh data directory must bootstrap');
+const pool = openPool((cloud.deps.db as pg.Pool).options.connectionString as string);
+
+try {
+  const { loaded, startMs } = await loadReadings(pool, bootstrap, totalReadings);
+  const organizationId = bootstrap.organization_id;
+  // The direct baseline: the view's columns without the security barrier or the token check.
+  await pool.query(`CREATE SCHEMA bench_direct;
+    CREATE VIEW bench_direct.readings AS
+    SELECT lpad(to_hex(floor(extract(epoch FROM r.captured_at))::bigint), 8, '0') || lpad(to_hex(r.id), 16, '0') AS _id,
+      r.organization_id::text AS organization_id, s.location_id, s.robot_id::text AS robot_id,
+      s.part_id::text AS part_id, s.component_type, s.component_name, s.method_name, r.time_requested,
+      r.time_received, s.tags, s.method_parameters AS additional_parameters, r.data
+    FROM public.readings r JOIN public.capture_sources s ON s.id = r.source_id AND s.organization_id = r.organization_id
+    WHERE r.organization_id = '${organizationId}'`);
+
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const day = startMs + 90 * dayMs;
+  const statements = [
+    {
+      name: 'group by component over all readings',
+      sql: `SELECT component_name, count(*) AS n, avg(data.readings.temperature) AS mean_t, max(data.readings.humidity) AS max_h
+              FROM readings GROUP BY component_name ORDER BY component_name`,
+    },
+    {
+      name: 'latest 100 of one sensor',
+      sql: `SELECT time_received, data.readings.temperature AS t FROM readings
+             WHERE component_name = 'sensor-2' ORDER BY time_received DESC LIMIT 100`,
+    },
+    {
+      name: 'hourly average over one week',
+      sql: `SELECT date_trunc('hour', time_received) AS hour, avg(data.readings.temperature) AS t FROM readings
+             WHERE time_received >= CAST('${iso(day)}' AS TIMESTAMP) AND time_received < CAST('${iso(day + 7 * dayMs)}' AS TIMESTAMP)
+             GROUP BY 1 ORDER BY 1`,
+    },
+    {
+      name: 'one day of whole documents',
+      sql: `SELECT * FROM sensorData.readings
+             WHERE time_received >= CAST('${iso(day)}' AS TIMESTAMP) AND time_received < CAST('${iso(day + dayMs)}' AS TIMESTAMP)`,
+    },
+  ];
+
+  const token = await authenticate(cloud.url, bootstrap);
+  const { data } = benchClients(cloud.url, token);
+  const principal: Principal = {
+    kind: 'api-key',
+    keyId: bootstrap.api_key_id,
+    organizationId,
+    grants: [{ role: 'owner', resourceType: 'organization', resourceId: organizationId, organizationId }],
+  };
+  const domainDeps = {
+    db: cloud.deps.db,
+    clock: cloud.deps.clock,
+    queryLimits: cloud.deps.config.queryLimits,
+  };
+  const results = [];
+  const directClient = await pool.connect();
+  try {
+    await directClient.query('SET search_path = bench_direct, pg_catalog; SET TimeZone = UTC');
+
+    const time = async (work: () => Promise<number>) => {
+      const began = performance.now();
+      const rows = await work();
+      return { ms: performance.now() - began, rows };
+    };
+    for (const statement of statements) {
+      const prepared = await prepareUserSql(statement.sql, 'sql_query');
+      const directSql = prepared.sql.replace(/\bsensordata\.readings\b/gi, 'readings');
+      const ways = {
+        // The baseline view is bench_direct.readings; the prepared text may name sensordata.readings.
+        direct: async () => (await directClient.query(directSql)).rowCount ?? 0,
+        domain: async () =>
+          (
+            await tabularDataBySql(
+              domainDeps,
+              principal,
+              { organizationId, sqlQuery: statement.sql },
+              AbortSignal.timeout(60_000),
+            )
+          ).length,
+        rpc: async () =>
+          (await data.tabularDataBySQL({ organizationId, sqlQuery: statement.sql })).rawData.length,
+      };
+      const samples: Record<keyof typeof ways, number[]> = { direct: [], domain: [], rpc: [] };
+      const rowCounts = new Set<number>();
+      for (let i = 0; i < warmup + runs; i++) {
+        for (const way of Object.keys(ways) as (keyof typeof ways)[]) {
+          const { ms, rows } = await time(ways[way]);
+          rowCounts.add(rows);
+          if (i >= warmup) samples[way].push(ms);
+        }
+      }
+      if (rowCounts.size !== 1)
+        throw new Error(`${statement.name}: the three ways returned ${[...rowCounts]} rows`);
+      const direct = median(samples.direct);
+      const domain = median(samples.domain);
+      const rpc = median(samples.rpc);
+      const result = {
+        name: statement.name,
+        sql: statement.sql.replace(/\s+/g, ' '),
+        rows: [...rowCounts][0],
+        directMedianMs: round(direct),
+        domainMedianMs: round(domain),
+        rpcMedianMs: round(rpc),
+        domainOverhead: round(domain / direct - 1, 3),
+        rpcOverhead: round(rpc / direct - 1, 3),
+      };
+      console.log(
+        `${statement.name} (${result.rows} rows): direct ${result.directMedianMs} ms, domain ${result.domainMedianMs} ms (${(result.domainOverhead * 100).toFixed(1)} %), rpc ${result.rpcMedianMs} ms (${(result.rpcOverhead * 100).toFixed(1)} %)`,
+      );
+      results.push(result);
+    }
+  } finally {
+    directClient.release();
+  }
+
+  writeResult({
+    name: 'query-sql',
+    machine: machineInfo(),
+    parameters: { readings: loaded, runs, warmup },
+    figures: results.map((r) => ({
+      metric: `TabularDataBySQL vs the same statement run directly, ${r.name} (${r.rows} rows): median rpc / direct`,
+      value: `${r.rpcMedianMs} ms / ${r.directMedianMs} ms (${r.rpcOverhead >= 0 ? '+' : ''}${round(r.rpcOverhead * 100, 1)} %)`,
+      target: `≤ +${targetOverhead * 100} %`,
+      met: r.rpcOverhead <= targetOverhead,
+    })),
+    statements: results,
+  });
+} finally {
+  await pool.end();
+  await cloud.stop();
+  await rm(dataDir, { recursive: true, force: true });
+}
