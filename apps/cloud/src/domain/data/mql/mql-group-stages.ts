@@ -45,15 +45,17 @@ function isConstantKey(value: MqlValue): boolean {
 }
 
 /**
- * Accumulator arguments computed once per row in a LATERAL subquery (OFFSET 0 keeps PostgreSQL from
- * folding it back in): `$avg` and `$max` of the same path would otherwise walk the JSON several times.
+ * Accumulator arguments computed once per row: the previous relation is wrapped as
+ * `(SELECT s1.*, <argument> AS h0 … FROM s1 OFFSET 0) AS s1` (OFFSET 0 keeps PostgreSQL from folding the
+ * expressions back into every use), so `$avg` and `$max` of one path walk the JSON once, and existing
+ * references to `s1.fN` stay valid.
  */
 interface ArgumentHoist {
   hoist(expr: SqlExpr): SqlExpr;
-  join(): string | undefined;
+  from(): string | undefined;
 }
 
-function createArgumentHoist(alias: string): ArgumentHoist {
+function createArgumentHoist(relation: string): ArgumentHoist {
   const items: string[] = [];
   const names = new Map<string, string>();
   return {
@@ -61,14 +63,16 @@ function createArgumentHoist(alias: string): ArgumentHoist {
       if (expr.type !== 'jsonb' || /^\w+\.\w+$/.test(expr.sql)) return expr;
       let name = names.get(expr.sql);
       if (!name) {
-        name = `a${items.length}`;
+        name = `h${items.length}`;
         names.set(expr.sql, name);
         items.push(`${expr.sql} AS ${name}`);
       }
-      return jsonbExpr(`${alias}.${name}`);
+      return jsonbExpr(`${relation}.${name}`);
     },
-    join: () =>
-      items.length ? `CROSS JOIN LATERAL (SELECT ${items.join(', ')} OFFSET 0) AS ${alias}` : undefined,
+    from: () =>
+      items.length
+        ? `(SELECT ${relation}.*, ${items.join(', ')} FROM ${relation} OFFSET 0) AS ${relation}`
+        : undefined,
   };
 }
 
@@ -171,13 +175,13 @@ export function compileGroup(stage: MqlStage, input: PipelineState, builder: Pip
     throw invalidArgument(at, 'needs an _id (use null for one group)');
   const scope = stateScope(input, at);
   const idSpec = stage.spec._id as MqlValue;
-  const hoisted = createArgumentHoist(builder.nextAlias());
+  const hoisted = createArgumentHoist(input.relation);
   const accumulators = accumulatorFields(stage.spec, scope, input, '_id', hoisted);
-  const join = hoisted.join();
+  const from = hoisted.from();
   if (isConstantKey(idSpec)) {
     const id = compileExpression(idSpec, scope);
     return builder.emit(input, {
-      ...(join ? { join } : {}),
+      ...(from ? { from } : {}),
       fields: [{ name: '_id', expr: id }, ...accumulators],
       groupBy: [],
       having: 'count(*) > 0',
@@ -186,7 +190,7 @@ export function compileGroup(stage: MqlStage, input: PipelineState, builder: Pip
   }
   const key = groupKey(compileExpression(idSpec, scope));
   return builder.emit(input, {
-    ...(join ? { join } : {}),
+    ...(from ? { from } : {}),
     fields: [{ name: '_id', expr: key }, ...accumulators],
     groupBy: [key.sql],
     order: 'none',
@@ -264,11 +268,11 @@ export function compileBucket(
   const id = jsonbExpr(`CASE ${whens.join(' ')} ELSE ${fallback} END`);
   const output = spec.output ?? { count: { $sum: 1 } };
   if (!isPlainObject(output)) throw invalidArgument(at, 'output must be a document of accumulators');
-  const hoisted = createArgumentHoist(builder.nextAlias());
+  const hoisted = createArgumentHoist(input.relation);
   const accumulators = accumulatorFields(output, scope, input, '', hoisted);
-  const join = hoisted.join();
+  const from = hoisted.from();
   return builder.emit(input, {
-    ...(join ? { join } : {}),
+    ...(from ? { from } : {}),
     fields: [{ name: '_id', expr: id }, ...accumulators],
     groupBy: [id.sql],
     order: [{ sql: `min(CASE ${indexes.join(' ')} ELSE ${bounds.length} END)`, descending: false }],

@@ -57,6 +57,8 @@ function knownObject(fields: readonly FieldColumn[], returning: 'jsonb' | 'json'
 export interface StageOutput {
   fields: { name: string; expr: SqlExpr }[];
   rest?: string | null;
+  /** Replaces the previous relation as FROM item (it must keep its name and columns). */
+  from?: string;
   /** Extra FROM items after the previous relation (e.g. a LATERAL join). */
   join?: string;
   where?: string;
@@ -116,7 +118,7 @@ export class PipelineBuilder {
       output.order && output.order !== 'none'
         ? output.order.map((k) => ({ sql: k.sql, descending: k.descending }))
         : input.order.map((k) => ({ sql: `${input.relation}.${k.column}`, descending: k.descending }));
-    let sql = `SELECT ${columns.length ? columns.join(', ') : 'NULL AS nothing'} FROM ${input.relation}`;
+    let sql = `SELECT ${columns.length ? columns.join(', ') : 'NULL AS nothing'} FROM ${output.from ?? input.relation}`;
     if (output.join) sql += ` ${output.join}`;
     if (output.where && output.where !== 'true') sql += ` WHERE ${output.where}`;
     if (output.groupBy) sql += ` GROUP BY ${output.groupBy.length ? output.groupBy.join(', ') : '()'}`;
