@@ -18,6 +18,7 @@ import type { CloudDeps } from '../cloud-deps.ts';
 import { appServiceHandlers } from './app/app-service.ts';
 import { authServiceHandlers } from './auth/auth-service.ts';
 import { dataServiceHandlers } from './data/data-service.ts';
+import { dataPipelinesServiceHandlers } from './data-pipelines/data-pipelines-service.ts';
 import { dataSyncServiceHandlers } from './data-sync/data-sync-service.ts';
 import { dataSyncServiceWithRawUpload } from './data-sync/raw-data-capture-upload.ts';
 import { datasetServiceHandlers } from './dataset/dataset-service.ts';
@@ -36,7 +37,7 @@ export function registerRoutes(router: ConnectRouter, deps: CloudDeps): void {
   router.service(dataPb.DataService, dataServiceHandlers(deps));
   router.service(dataSyncServiceWithRawUpload, dataSyncServiceHandlers(deps));
   router.service(datasetPb.DatasetService, datasetServiceHandlers(deps));
-  router.service(dataPipelinesPb.DataPipelinesService, {});
+  router.service(dataPipelinesPb.DataPipelinesService, dataPipelinesServiceHandlers(deps));
   router.service(mlTrainingPb.MLTrainingService, {});
   router.service(packagesPb.PackageService, {});
   router.service(agentPb.AgentDeviceService, {});
