@@ -42,7 +42,7 @@ describe('data pipelines over grpc-web', () => {
     assert.ok(got?.createdOn);
     const listed = await data.listDataPipelines(sdk.organizationId);
     assert.deepEqual(
-      listed.map((p) => p.id),
+      listed.map((p: { id: string }) => p.id),
       [id],
     );
 
