@@ -12,6 +12,7 @@ import { createMachineRuntime } from './domain/machines/machine-runtime.ts';
 import { type Clock, systemClock } from './domain/shared/clock.ts';
 import { handleHttpRoutes } from './http/http-routes.ts';
 import { createBlobStore } from './infra/blobs/index.ts';
+import { createJobQueue, type JobQueue } from './infra/jobs/job-queue.ts';
 import {
   createNotificationListener,
   type NotificationListener,
@@ -48,6 +49,7 @@ export async function startCloud(
   });
   const blobs = createBlobStore(config.blobs);
   let notifications: NotificationListener | undefined;
+  let jobs: JobQueue | undefined;
   try {
     const authenticator = await createAuthenticator(storage.db, clock);
     const machineEventObservers: MachineEventObserver[] = [];
@@ -69,7 +71,14 @@ export async function startCloud(
       clock,
       machines,
       machineEventObservers,
+      jobs: createJobQueue({
+        connectionString: storage.url,
+        onError: (message, error) => logger.error(message, error),
+      }),
     };
+    jobs = deps.jobs;
+    // Job handlers are registered here, before the queue starts (every replica registers the same ones).
+    await jobs.start();
     const connectHandler = connectNodeAdapter({
       routes: (router) => registerRoutes(router, deps),
       interceptors: [
@@ -104,12 +113,14 @@ export async function startCloud(
         // Live streams and log tails end first: they would otherwise hold the listener until its deadline.
         await machines.stop();
         await listener.close(config.shutdownTimeoutMs);
+        await jobs?.stop();
         await notifications?.close();
         await blobs.close();
         await storage.close();
       },
     };
   } catch (error) {
+    await jobs?.stop();
     await notifications?.close();
     await blobs.close();
     await storage.close();

@@ -4,6 +4,7 @@ import type { MachineEventObserver } from './domain/machines/machine-events.ts';
 import type { MachineRuntime } from './domain/machines/machine-runtime.ts';
 import type { Clock } from './domain/shared/clock.ts';
 import type { BlobStore } from './infra/blobs/index.ts';
+import type { JobQueue } from './infra/jobs/job-queue.ts';
 import type { Database } from './infra/postgres/database.ts';
 
 /** What request handlers may use: the composition root builds it once per process. */
@@ -20,4 +21,9 @@ export interface CloudDeps {
    * (domain/machines/machine-events.ts). Push observers here at composition time (e.g. triggers).
    */
   machineEventObservers: MachineEventObserver[];
+  /**
+   * The Postgres-backed job queue (infra/jobs/job-queue.ts): enqueue with `addJob(tx, ...)` inside your
+   * transaction; handlers are registered in cloud-app.ts before `jobs.start()`.
+   */
+  jobs: JobQueue;
 }

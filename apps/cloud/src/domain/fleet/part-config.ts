@@ -1,4 +1,5 @@
 import { failedPrecondition, invalidArgument } from '../errors.ts';
+import { parseTriggers } from '../triggers/trigger-config.ts';
 import { fleetLimits } from './fleet-context.ts';
 
 /**
@@ -57,6 +58,7 @@ export function validatePartConfig(field: string, config: unknown): Record<strin
       throw invalidArgument(`${field}.${key}`, 'must be true or false', describe(value));
     }
   }
+  parseTriggers(`${field}.triggers`, record.triggers);
   return record;
 }
 
