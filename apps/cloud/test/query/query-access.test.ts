@@ -6,6 +6,7 @@ import {
   type OrganizationQuery,
   runOrganizationQuery,
 } from '../../src/domain/data/query-access/organization-query.ts';
+import { acquireQuerySlot } from '../../src/domain/data/query-access/query-gate.ts';
 import type { DomainError } from '../../src/domain/errors.ts';
 import { createOrganization, createPart, type SeedPart, seedReadings } from '../support/seed-data.ts';
 import { startTestCloud, type TestCloud } from '../support/test-cloud.ts';
@@ -173,4 +174,30 @@ test('an unknown column answers InvalidArgument with the position in the user te
     'InvalidArgument',
     /column "nope" does not exist \(at character 8\)/,
   );
+});
+
+test('concurrency gate: queries of one pool beyond the limit wait their turn, then give up naming the limit', async () => {
+  const limits = { ...defaultQueryLimits, maxConcurrent: 1, timeoutMs: 10_000 };
+  const docs = await Promise.all(
+    [1, 2, 3].map(() =>
+      rows('SELECT clock_timestamp() AS a, pg_sleep(0.1) AS s, clock_timestamp() AS b', { limits }),
+    ),
+  );
+  const spans = docs
+    .map(([doc]): [number, number] => [(doc?.a as Date).getTime(), (doc?.b as Date).getTime()])
+    .sort((x, y) => x[0] - y[0]);
+  for (let i = 1; i < spans.length; i++) {
+    assert.ok(
+      (spans[i]?.[0] as number) >= (spans[i - 1]?.[1] as number),
+      `queries overlapped: ${JSON.stringify(spans)}`,
+    );
+  }
+  const pool = {};
+  const signal = new AbortController().signal;
+  const release = await acquireQuerySlot(pool, 1, 1000, signal);
+  await assert.rejects(acquireQuerySlot(pool, 1, 30, signal), /too many queries running at once \(limit 1\)/);
+  const waiting = acquireQuerySlot(pool, 1, 5000, signal);
+  release();
+  (await waiting)();
+  (await acquireQuerySlot(pool, 1, 30, signal))();
 });

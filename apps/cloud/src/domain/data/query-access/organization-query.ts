@@ -11,6 +11,7 @@ import {
   rawTextTypes,
 } from '../bson/bson-from-postgres.ts';
 import { queryErrorFromPostgres } from './query-errors.ts';
+import { acquireQuerySlot, defaultMaxConcurrentQueries } from './query-gate.ts';
 
 /**
  * Runs one SELECT over the documents of ONE organization and returns each result row as a serialized
@@ -39,6 +40,8 @@ export interface QueryLimits {
   maxRows: number;
   /** Maximum total size of the serialized BSON documents. */
   maxBytes: number;
+  /** Queries of the same pool running at once (default 8); more wait for a slot within `timeoutMs`. */
+  maxConcurrent?: number;
 }
 
 export const defaultQueryLimits: QueryLimits = {
@@ -86,6 +89,24 @@ export async function runOrganizationQuery(
     throw new DomainError('InvalidArgument', `organization_id: must be a UUID (got ${query.organizationId})`);
   }
   signal.throwIfAborted();
+  const release = await acquireQuerySlot(
+    deps.db,
+    query.limits.maxConcurrent ?? defaultMaxConcurrentQueries,
+    query.limits.timeoutMs,
+    signal,
+  );
+  try {
+    return await runInSlot(deps, query, signal);
+  } finally {
+    release();
+  }
+}
+
+async function runInSlot(
+  deps: OrganizationQueryDeps,
+  query: OrganizationQuery,
+  signal: AbortSignal,
+): Promise<OrganizationQueryResult> {
   const { limits } = query;
   const startedMs = deps.clock.nowMs();
   const client = await deps.db.connect();
