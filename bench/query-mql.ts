@@ -220,36 +220,21 @@ try {
       explainClient.release();
     }
   };
-  const mqlMs: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const began = performance.now();
-    await data.tabularDataByMQL(request);
-    mqlMs.push(performance.now() - began);
-  }
-  const handMs: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const began = performance.now();
-    await pool.query(handWritten, handParams);
-    handMs.push(performance.now() - began);
-  }
-  // The compiled statement run directly (no cursor, so PostgreSQL may plan parallel workers), and the
-  // hand-written one without parallel workers (what a cursor, as runOrganizationQuery uses, gets).
-  const timed = async (sql: string, params: unknown[], setup: (c: pg.PoolClient) => Promise<void>) => {
-    const samples: number[] = [];
+  // Every variant once per round, rounds repeated: the machine is shared, so variants measured in
+  // separate blocks would see different loads.
+  const once = async (sql: string, params: unknown[], setup: (c: pg.PoolClient) => Promise<void>) => {
     const timedClient = await pool.connect();
     try {
-      for (let i = 0; i < runs; i++) {
-        await timedClient.query('BEGIN READ ONLY');
-        await setup(timedClient);
-        const began = performance.now();
-        await timedClient.query(sql, params);
-        samples.push(performance.now() - began);
-        await timedClient.query('ROLLBACK');
-      }
+      await timedClient.query('BEGIN READ ONLY');
+      await setup(timedClient);
+      const began = performance.now();
+      await timedClient.query(sql, params);
+      const elapsed = performance.now() - began;
+      await timedClient.query('ROLLBACK');
+      return elapsed;
     } finally {
       timedClient.release();
     }
-    return samples;
   };
   const asQueryRole = async (c: pg.PoolClient) => {
     await c.query(`SELECT set_config('mcloud.query_token', mcloud_private.organization_token($1), true)`, [
@@ -257,11 +242,22 @@ try {
     ]);
     await c.query('SET LOCAL search_path = sensordata, pg_catalog; SET LOCAL ROLE mcloud_query');
   };
-  const compiledDirectMs = await timed(compiled, [], asQueryRole);
-  // The execution path of the RPC without gRPC: runOrganizationQuery (READ ONLY, role, cursor, BSON).
+  const serial = async (c: pg.PoolClient) => {
+    await c.query('SET LOCAL max_parallel_workers_per_gather = 0');
+  };
+  const mqlMs: number[] = [];
+  const handMs: number[] = [];
   const runQueryMs: number[] = [];
+  const compiledDirectMs: number[] = [];
+  const compiledSerialMs: number[] = [];
+  const handSerialMs: number[] = [];
   for (let i = 0; i < runs; i++) {
-    const began = performance.now();
+    let began = performance.now();
+    await data.tabularDataByMQL(request);
+    mqlMs.push(performance.now() - began);
+    handMs.push(await once(handWritten, handParams, async () => {}));
+    // The execution path of the RPC without gRPC: runOrganizationQuery (READ ONLY, role, cursor, BSON).
+    began = performance.now();
     await runOrganizationQuery(
       { db: cloud.deps.db, clock: cloud.deps.clock },
       {
@@ -273,15 +269,18 @@ try {
       AbortSignal.timeout(600_000),
     );
     runQueryMs.push(performance.now() - began);
+    // The compiled statement run directly (no cursor, so PostgreSQL may plan parallel workers), and both
+    // statements without parallel workers (what a cursor, as runOrganizationQuery uses, gets).
+    compiledDirectMs.push(await once(compiled, [], asQueryRole));
+    compiledSerialMs.push(
+      await once(compiled, [], async (c) => {
+        await asQueryRole(c);
+        await serial(c);
+      }),
+    );
+    handSerialMs.push(await once(handWritten, handParams, serial));
   }
   console.log(`runOrganizationQuery (cursor) with the compiled SQL: median ${round(median(runQueryMs))} ms`);
-  const compiledSerialMs = await timed(compiled, [], async (c) => {
-    await asQueryRole(c);
-    await c.query('SET LOCAL max_parallel_workers_per_gather = 0');
-  });
-  const handSerialMs = await timed(handWritten, handParams, async (c) => {
-    await c.query('SET LOCAL max_parallel_workers_per_gather = 0');
-  });
   console.log(
     `compiled SQL run directly: median ${round(median(compiledDirectMs))} ms; without parallel workers ${round(median(compiledSerialMs))} ms`,
   );
