@@ -71,7 +71,8 @@ test('the example module serves a counter that reads its dependency through the 
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  for (let i = 0; i < 100 && !existsSync(socket); i++) await sleep(100);
+  // Generous: a cold Node start with type stripping takes seconds on a loaded 2-core machine.
+  for (let i = 0; i < 400 && !existsSync(socket); i++) await sleep(100);
   assert.ok(existsSync(socket), 'module socket appears');
 
   const connection = createSocketTransport(socket);

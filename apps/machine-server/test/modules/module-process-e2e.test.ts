@@ -100,7 +100,7 @@ test('a modular sensor through the machine API, its environment, a broken module
         ready = await statuses(client);
         return ready.some((r) => r.name?.name === 'c1' && r.state === 3);
       },
-      30_000,
+      60_000,
     ).catch(() => assert.fail(`c1 not ready: ${JSON.stringify(ready)}`));
     const c1 = new SensorClient(client, 'c1');
     assert.deepEqual(await c1.getReadings(), { count: 2, step: 2, source: { temp: 22.5 } });
