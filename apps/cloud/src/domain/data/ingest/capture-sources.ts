@@ -23,22 +23,23 @@ export function canonicalJson(value: JsonValue): string {
   return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(value[key] as JsonValue)}`).join(',')}}`;
 }
 
+/** Placement, component and method of a source, in the order of the table's columns. */
+function placementColumns(source: CaptureSource): string[] {
+  return [
+    source.organizationId,
+    source.locationId,
+    source.robotId,
+    source.partId,
+    source.componentType,
+    source.componentName,
+    source.methodName,
+  ];
+}
+
 /** SHA-256 over the source's identity (placement, component, method, parameters, tags). */
 export function captureSourceHash(source: CaptureSource): Buffer {
   return createHash('sha256')
-    .update(
-      canonicalJson([
-        source.organizationId,
-        source.locationId,
-        source.robotId,
-        source.partId,
-        source.componentType,
-        source.componentName,
-        source.methodName,
-        source.methodParameters,
-        [...source.tags],
-      ]),
-    )
+    .update(canonicalJson([...placementColumns(source), source.methodParameters, [...source.tags]]))
     .digest();
 }
 
@@ -76,18 +77,7 @@ export async function findOrCreateCaptureSource(
      UNION ALL
      SELECT id::text FROM capture_sources WHERE organization_id = $1 AND source_hash = $10
      LIMIT 1`,
-      [
-        source.organizationId,
-        source.locationId,
-        source.robotId,
-        source.partId,
-        source.componentType,
-        source.componentName,
-        source.methodName,
-        JSON.stringify(source.methodParameters),
-        [...source.tags],
-        hash,
-      ],
+      [...placementColumns(source), JSON.stringify(source.methodParameters), [...source.tags], hash],
     );
   // A creator racing us may commit after this statement's snapshot was taken: the INSERT then does
   // nothing and the SELECT cannot see the row yet. A second statement has a fresh snapshot and sees it.
