@@ -59,8 +59,10 @@ export interface OrganizationQuery {
   /**
    * `columns` (default): one document per row keyed by column name. `json-document`: the statement returns
    * a single json/jsonb column whose value is the document (see bson/bson-from-json.ts for `$date`/`$oid`).
+   * `json-text`: the same single column, returned as its JSON text in `jsonTexts` (no BSON; data pipelines
+   * write it back into their sink).
    */
-  rowShape?: 'columns' | 'json-document';
+  rowShape?: 'columns' | 'json-document' | 'json-text';
   /** Maps a 1-based character position in `sql` to the position the user should see. */
   mapPosition?: (position: number) => number;
 }
@@ -68,6 +70,8 @@ export interface OrganizationQuery {
 export interface OrganizationQueryResult {
   documents: Uint8Array[];
   totalBytes: number;
+  /** Only for `rowShape: 'json-text'`. */
+  jsonTexts?: string[];
 }
 
 // The statement runs as a subquery under a LIMIT one above the row cap: a plain (not cursor) execution keeps
@@ -180,6 +184,7 @@ function toDocuments(
       `query result exceeds the limit of ${limits.maxRows} rows; add a LIMIT or a narrower filter`,
     );
   }
+  if (query.rowShape === 'json-text') return toJsonTexts(limits, result);
   const toDocument: (row: readonly unknown[]) => Document =
     query.rowShape === 'json-document'
       ? createJsonDocumentConverter()
@@ -198,6 +203,23 @@ function toDocuments(
     documents.push(bytes);
   }
   return { documents, totalBytes };
+}
+
+function toJsonTexts(limits: QueryLimits, result: pg.QueryArrayResult): OrganizationQueryResult {
+  const jsonTexts: string[] = [];
+  let totalBytes = 0;
+  for (const row of result.rows) {
+    const text = String(row[0]);
+    totalBytes += Buffer.byteLength(text);
+    if (totalBytes > limits.maxBytes) {
+      throw new DomainError(
+        'ResourceExhausted',
+        `query result exceeds the limit of ${limits.maxBytes} bytes`,
+      );
+    }
+    jsonTexts.push(text);
+  }
+  return { documents: [], totalBytes, jsonTexts };
 }
 
 function processIdOf(client: DatabaseClient): number {

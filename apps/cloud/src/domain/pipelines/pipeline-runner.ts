@@ -1,0 +1,180 @@
+import { type Database, withTransaction } from '../../infra/postgres/database.ts';
+import { compilePipeline } from '../data/mql/mql-compiler.ts';
+import { decodeStage } from '../data/mql/mql-values.ts';
+import { mqlSourceFor } from '../data/mql/tabular-data-by-mql.ts';
+import { runOrganizationQuery } from '../data/query-access/organization-query.ts';
+import { DomainError } from '../errors.ts';
+import type { Clock } from '../shared/clock.ts';
+import { newObjectId } from '../shared/ids.ts';
+import type { PipelineDataSource } from './pipeline-repository.ts';
+
+/**
+ * Executes one pipeline run (one window): claims it (SCHEDULED → STARTED; a run already claimed, finished
+ * or deleted is skipped, so a duplicate job does nothing), runs the pipeline's MQL over the organization's
+ * documents whose `time_received` lies in `[data_start, data_end)` — as the query role that sees only that
+ * organization, within the run time and output caps — and in one transaction replaces the window's
+ * previous output (a re-run after late data or a retry) with the new documents, each carrying
+ * `_viam_pipeline_run: {id, interval: {start, end}, organization_id}`, and marks the run COMPLETED. Any
+ * failure marks it FAILED with the message. If the run was failed meanwhile (it overran and the scheduler
+ * re-scheduled its window), the output is discarded.
+ */
+
+export interface PipelineRunLimits {
+  /** Output documents per run (reference: 10,000); more fails the run. */
+  maxOutputDocuments: number;
+  /** Time budget of the run's query (reference: 5 minutes). */
+  runTimeoutMs: number;
+  /** Total JSON size of one run's output. */
+  maxOutputBytes: number;
+}
+
+export const defaultPipelineRunLimits: PipelineRunLimits = {
+  maxOutputDocuments: 10_000,
+  runTimeoutMs: 5 * 60_000,
+  maxOutputBytes: 64 * 1024 * 1024,
+};
+
+export interface PipelineRunDeps {
+  db: Database;
+  clock: Clock;
+  runLimits: PipelineRunLimits;
+}
+
+export type RunOutcome = 'completed' | 'failed' | 'skipped';
+
+interface ClaimedRun {
+  id: string;
+  organization_id: string;
+  pipeline_id: string;
+  data_start: Date;
+  data_end: Date;
+  stages: Buffer[];
+  data_source_type: PipelineDataSource;
+}
+
+const isoOf = (date: Date) => date.toISOString();
+
+/** The SQL of the run: the pipeline's stages over the window of its data source. */
+export function compileRunQuery(
+  stages: readonly Uint8Array[],
+  dataSource: PipelineDataSource,
+  window: { start: Date; end: Date },
+): string {
+  const source = mqlSourceFor({ type: dataSource });
+  // ISO timestamps from Date objects: safe to inline.
+  const windowWhere = `src.time_received >= '${isoOf(window.start)}'::timestamptz AND src.time_received < '${isoOf(window.end)}'::timestamptz`;
+  const where = source.where ? `(${source.where}) AND ${windowWhere}` : windowWhere;
+  const decoded = stages.map((bytes, index) => decodeStage(bytes, index));
+  return compilePipeline(decoded, { ...source, where }).sql;
+}
+
+export async function executePipelineRun(
+  deps: PipelineRunDeps,
+  runId: string,
+  signal: AbortSignal,
+): Promise<RunOutcome> {
+  const claimed = await deps.db.query<ClaimedRun>(
+    `UPDATE data_pipeline_runs r SET status = 'started', started_at = $2
+     FROM data_pipelines p
+     WHERE r.id = $1 AND r.status = 'scheduled' AND p.id = r.pipeline_id
+     RETURNING r.id, r.organization_id, r.pipeline_id, r.data_start, r.data_end, p.stages, p.data_source_type`,
+    [runId, new Date(deps.clock.nowMs())],
+  );
+  const run = claimed.rows[0];
+  if (!run) return 'skipped';
+  try {
+    const sql = compileRunQuery(
+      run.stages.map((stage) => new Uint8Array(stage)),
+      run.data_source_type,
+      { start: run.data_start, end: run.data_end },
+    );
+    const limits = deps.runLimits;
+    const result = await runOrganizationQuery(
+      deps,
+      {
+        organizationId: run.organization_id,
+        sql,
+        limits: {
+          timeoutMs: limits.runTimeoutMs,
+          maxRows: limits.maxOutputDocuments,
+          maxBytes: limits.maxOutputBytes,
+        },
+        rowShape: 'json-text',
+      },
+      signal,
+    );
+    const written = await writeOutput(deps, run, result.jsonTexts ?? []);
+    return written ? 'completed' : 'skipped';
+  } catch (error) {
+    if (error instanceof DomainError && error.code === 'Aborted') {
+      // The cloud is stopping: hand the window back so the job's retry (here or on another replica) runs it.
+      await deps.db.query(
+        `UPDATE data_pipeline_runs SET status = 'scheduled', started_at = NULL WHERE id = $1 AND status = 'started'`,
+        [run.id],
+      );
+      throw error;
+    }
+    await markFailed(deps, run.id, failureMessage(error));
+    return 'failed';
+  }
+}
+
+function failureMessage(error: unknown): string {
+  if (error instanceof DomainError) {
+    if (error.code === 'ResourceExhausted' && /rows/.test(error.message)) {
+      return `the run produced more than the limit of output documents per run; ${error.message}`;
+    }
+    return error.message;
+  }
+  return `internal error: ${(error as Error)?.message ?? String(error)}`;
+}
+
+async function markFailed(deps: PipelineRunDeps, runId: string, message: string): Promise<void> {
+  await deps.db.query(
+    `UPDATE data_pipeline_runs SET status = 'failed', ended_at = $2, error_message = $3
+     WHERE id = $1 AND status = 'started'`,
+    [runId, new Date(deps.clock.nowMs()), message.slice(0, 4000)],
+  );
+}
+
+async function writeOutput(
+  deps: PipelineRunDeps,
+  run: ClaimedRun,
+  documents: readonly string[],
+): Promise<boolean> {
+  const marker = JSON.stringify({
+    id: run.id,
+    interval: { start: { $date: run.data_start.getTime() }, end: { $date: run.data_end.getTime() } },
+    organization_id: run.organization_id,
+  });
+  const nowMs = deps.clock.nowMs();
+  const objectIds = documents.map(() => newObjectId(nowMs));
+  return withTransaction(deps.db, async (client) => {
+    const finished = await client.query(
+      `UPDATE data_pipeline_runs SET status = 'completed', ended_at = $2, output_documents = $3
+       WHERE id = $1 AND status = 'started'`,
+      [run.id, new Date(nowMs), documents.length],
+    );
+    if (finished.rowCount === 0) return false;
+    // Earlier runs of the same window: their output is replaced by this run's.
+    await client.query(
+      `WITH earlier AS (
+         UPDATE data_pipeline_runs SET superseded = true
+         WHERE pipeline_id = $1 AND data_start = $2 AND id <> $3 AND NOT superseded
+         RETURNING id)
+       DELETE FROM pipeline_sink WHERE pipeline_id = $1 AND run_id IN (SELECT id FROM earlier)`,
+      [run.pipeline_id, run.data_start, run.id],
+    );
+    if (documents.length > 0) {
+      await client.query(
+        `INSERT INTO pipeline_sink (organization_id, pipeline_id, run_id, doc)
+         SELECT $1, $2, $3,
+           CASE WHEN t.doc ? '_id' THEN t.doc ELSE jsonb_build_object('_id', jsonb_build_object('$oid', t.oid)) || t.doc END
+             || jsonb_build_object('_viam_pipeline_run', $4::jsonb)
+         FROM unnest($5::jsonb[], $6::text[]) AS t(doc, oid)`,
+        [run.organization_id, run.pipeline_id, run.id, marker, documents, objectIds],
+      );
+    }
+    return true;
+  });
+}

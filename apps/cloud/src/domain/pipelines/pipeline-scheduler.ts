@@ -1,0 +1,201 @@
+import type { Database, Queryable } from '../../infra/postgres/database.ts';
+import { withTransaction } from '../../infra/postgres/database.ts';
+import type { Clock } from '../shared/clock.ts';
+import { newUuid } from '../shared/ids.ts';
+import { lockDuePipelines, type RunReason, updatePipelineFields } from './pipeline-repository.ts';
+import { parseSchedule, planWindows } from './pipeline-schedule.ts';
+
+/**
+ * One scheduling pass over all pipelines (every replica runs passes; rows are locked with SKIP LOCKED and a
+ * window has at most one pending run — a unique index — so replicas never double-schedule):
+ *
+ * 1. Plan: for each enabled pipeline, the windows closed since its `planned_until` (missed ones too, and
+ *    backfill windows in batches) become SCHEDULED runs, each enqueued as a job in the same transaction
+ *    to start `runDelayMs` after its window closes (late uploads have time to arrive).
+ * 2. Time out: a run STARTED longer than `staleRunAfterMs` ago (its replica died) is FAILED and its window
+ *    scheduled again (at most `maxAttemptsPerWindow` failures per window).
+ * 3. Late data: a COMPLETED window of the last `lateDataLookbackMs` into which readings were uploaded
+ *    after the run started is scheduled again (reason `late-data`); its output replaces the old one.
+ */
+
+export interface PipelineSchedulerSettings {
+  runDelayMs: number;
+  staleRunAfterMs: number;
+  maxWindowsPerPass: number;
+  maxPipelinesPerPass: number;
+  maxAttemptsPerWindow: number;
+  lateDataLookbackMs: number;
+}
+
+export const defaultPipelineSchedulerSettings: PipelineSchedulerSettings = {
+  runDelayMs: 60_000,
+  staleRunAfterMs: 10 * 60_000,
+  maxWindowsPerPass: 10,
+  maxPipelinesPerPass: 500,
+  maxAttemptsPerWindow: 3,
+  lateDataLookbackMs: 24 * 3_600_000,
+};
+
+/** Enqueues the job that executes run `runId` not before `runAtMs`, in the caller's transaction. */
+export type EnqueueRun = (tx: Queryable, runId: string, runAtMs: number) => Promise<void>;
+
+export interface PipelineSchedulerDeps {
+  db: Database;
+  clock: Clock;
+  schedulerSettings: PipelineSchedulerSettings;
+  enqueueRun: EnqueueRun;
+}
+
+export interface PassResult {
+  scheduled: number;
+  timedOut: number;
+  lateData: number;
+}
+
+export async function runSchedulerPass(deps: PipelineSchedulerDeps): Promise<PassResult> {
+  const timedOut = await failStaleRuns(deps);
+  const scheduled = await planDueWindows(deps);
+  const lateData = await rescheduleLateData(deps);
+  return { scheduled, timedOut, lateData };
+}
+
+async function insertRun(
+  tx: Queryable,
+  deps: PipelineSchedulerDeps,
+  run: { organizationId: string; pipelineId: string; startMs: number; endMs: number; reason: RunReason },
+): Promise<boolean> {
+  const id = newUuid();
+  const nowMs = deps.clock.nowMs();
+  const inserted = await tx.query(
+    `INSERT INTO data_pipeline_runs (id, organization_id, pipeline_id, data_start, data_end, status, reason, scheduled_at)
+     VALUES ($1, $2, $3, $4, $5, 'scheduled', $6, $7)
+     ON CONFLICT (pipeline_id, data_start) WHERE status IN ('scheduled', 'started') DO NOTHING`,
+    [
+      id,
+      run.organizationId,
+      run.pipelineId,
+      new Date(run.startMs),
+      new Date(run.endMs),
+      run.reason,
+      new Date(nowMs),
+    ],
+  );
+  if (inserted.rowCount === 0) return false;
+  await deps.enqueueRun(tx, id, Math.max(nowMs, run.endMs + deps.schedulerSettings.runDelayMs));
+  return true;
+}
+
+async function planDueWindows(deps: PipelineSchedulerDeps): Promise<number> {
+  const settings = deps.schedulerSettings;
+  return withTransaction(deps.db, async (tx) => {
+    const nowMs = deps.clock.nowMs();
+    let scheduled = 0;
+    for (const pipeline of await lockDuePipelines(tx, settings.maxPipelinesPerPass)) {
+      const plan = planWindows({
+        schedule: parseSchedule(pipeline.schedule),
+        plannedUntilMs: pipeline.plannedUntilMs,
+        createdAtMs: pipeline.createdAtMs,
+        nowMs,
+        maxWindows: settings.maxWindowsPerPass,
+      });
+      if (plan.windows.length === 0) continue;
+      for (const window of plan.windows) {
+        const reason = window.reason;
+        if (
+          await insertRun(tx, deps, {
+            ...window,
+            reason,
+            organizationId: pipeline.organizationId,
+            pipelineId: pipeline.id,
+          })
+        ) {
+          scheduled++;
+        }
+      }
+      await updatePipelineFields(tx, pipeline.id, { plannedUntilMs: plan.plannedUntilMs });
+    }
+    return scheduled;
+  });
+}
+
+async function failStaleRuns(deps: PipelineSchedulerDeps): Promise<number> {
+  const settings = deps.schedulerSettings;
+  return withTransaction(deps.db, async (tx) => {
+    const nowMs = deps.clock.nowMs();
+    const stale = await tx.query<{
+      organization_id: string;
+      pipeline_id: string;
+      data_start: Date;
+      data_end: Date;
+    }>(
+      `UPDATE data_pipeline_runs SET status = 'failed', ended_at = $1,
+         error_message = 'the run did not finish within ' || $3::text || ' ms (its cloud replica stopped?); the window is scheduled again'
+       WHERE id IN (SELECT id FROM data_pipeline_runs WHERE status = 'started' AND started_at < $2
+                    FOR UPDATE SKIP LOCKED)
+       RETURNING organization_id, pipeline_id, data_start, data_end`,
+      [new Date(nowMs), new Date(nowMs - settings.staleRunAfterMs), String(settings.staleRunAfterMs)],
+    );
+    for (const run of stale.rows) {
+      const failures = await tx.query<{ n: string }>(
+        `SELECT count(*) AS n FROM data_pipeline_runs WHERE pipeline_id = $1 AND data_start = $2 AND status = 'failed'`,
+        [run.pipeline_id, run.data_start],
+      );
+      if (Number(failures.rows[0]?.n ?? 0) >= settings.maxAttemptsPerWindow) continue;
+      await insertRun(tx, deps, {
+        organizationId: run.organization_id,
+        pipelineId: run.pipeline_id,
+        startMs: run.data_start.getTime(),
+        endMs: run.data_end.getTime(),
+        reason: 'retry',
+      });
+    }
+    return stale.rowCount ?? 0;
+  });
+}
+
+// Readings are indexed by capture time (`captured_at`, the machine's request time); windows are on
+// `time_received`. Both are set by the machine and differ by the capture latency, bounded here.
+const captureLatencyMarginMs = 3_600_000;
+
+async function rescheduleLateData(deps: PipelineSchedulerDeps): Promise<number> {
+  const settings = deps.schedulerSettings;
+  return withTransaction(deps.db, async (tx) => {
+    const nowMs = deps.clock.nowMs();
+    const late = await tx.query<{
+      organization_id: string;
+      pipeline_id: string;
+      data_start: Date;
+      data_end: Date;
+    }>(
+      `SELECT r.organization_id, r.pipeline_id, r.data_start, r.data_end
+       FROM data_pipeline_runs r JOIN data_pipelines p ON p.id = r.pipeline_id AND p.enabled
+       WHERE r.status = 'completed' AND NOT r.superseded AND r.data_end > $1
+         AND NOT EXISTS (SELECT 1 FROM data_pipeline_runs q
+                         WHERE q.pipeline_id = r.pipeline_id AND q.data_start = r.data_start
+                           AND q.status IN ('scheduled', 'started'))
+         AND EXISTS (SELECT 1 FROM readings x
+                     WHERE x.organization_id = r.organization_id
+                       AND x.captured_at >= r.data_start - $2::interval AND x.captured_at < r.data_end + $2::interval
+                       AND x.time_received >= r.data_start AND x.time_received < r.data_end
+                       AND x.synced_at > r.started_at)
+       LIMIT $3`,
+      [
+        new Date(nowMs - settings.lateDataLookbackMs),
+        `${captureLatencyMarginMs} milliseconds`,
+        settings.maxPipelinesPerPass,
+      ],
+    );
+    let count = 0;
+    for (const run of late.rows) {
+      const scheduled = await insertRun(tx, deps, {
+        organizationId: run.organization_id,
+        pipelineId: run.pipeline_id,
+        startMs: run.data_start.getTime(),
+        endMs: run.data_end.getTime(),
+        reason: 'late-data',
+      });
+      if (scheduled) count++;
+    }
+    return count;
+  });
+}
