@@ -58,6 +58,7 @@ import {
   timestampFromMicros,
   timestampFromMs,
 } from './data-converters.ts';
+import { indexHandlers } from './index-handlers.ts';
 import { sqlQueryHandlers } from './sql-query-handlers.ts';
 
 /**
@@ -383,6 +384,7 @@ export function dataServiceHandlers(deps: CloudDeps): Partial<ServiceImpl<typeof
       return { signedUrl: url, expiresAt: timestampFromMs(expiresAtMs) };
     },
     ...sqlQueryHandlers(deps),
+    ...indexHandlers(deps),
   };
 }
 

@@ -2,6 +2,7 @@ import { requireOrganizationRole } from '../../auth/permissions.ts';
 import type { Principal } from '../../auth/principal.ts';
 import { DomainError, invalidArgument, notFound } from '../../errors.ts';
 import { requireUuid } from '../../validate.ts';
+import { hotStorageSource } from '../hot-storage/hot-storage-source.ts';
 import {
   type OrganizationQueryDeps,
   type QueryLimits,
@@ -38,15 +39,12 @@ export interface MqlQueryInput {
  * The relation a data source reads. STANDARD is the organization's document view; hot storage and
  * pipeline sinks plug in here (their relation + columns, or a jsonb document column via `restSql`).
  */
-export function mqlSourceFor(dataSource: MqlDataSource): MqlSource {
+export function mqlSourceFor(dataSource: MqlDataSource, organizationId: string): MqlSource {
   switch (dataSource.type) {
     case 'standard':
       return readingsSource();
     case 'hot-storage':
-      throw new DomainError(
-        'Unimplemented',
-        'data_source: TABULAR_DATA_SOURCE_TYPE_HOT_STORAGE is not available yet',
-      );
+      return hotStorageSource(organizationId);
     case 'pipeline-sink':
       if (dataSource.pipelineId === '') {
         throw invalidArgument('data_source.pipeline_id', 'is required when the source type is PIPELINE_SINK');
@@ -66,7 +64,7 @@ export async function tabularDataByMql(
 ): Promise<Uint8Array[]> {
   const organizationId = requireUuid('organization_id', input.organizationId);
   requireOrganizationRole(principal, organizationId, 'operator');
-  const source = mqlSourceFor(input.dataSource);
+  const source = mqlSourceFor(input.dataSource, organizationId);
   const prefix = await savedQueryStages(deps, organizationId, input.queryPrefixName);
   if (prefix.length + input.stages.length > mqlLimits.maxStages) {
     throw invalidArgument(
