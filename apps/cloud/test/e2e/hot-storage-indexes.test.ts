@@ -254,7 +254,7 @@ describe('hot storage and custom indexes', () => {
         ],
       });
       const names = (await sdk.client.dataClient.listIndexes(sdk.organizationId, HOT_STORE)).map(
-        (index) => index.indexName,
+        (index: { indexName: string }) => index.indexName,
       );
       assert.deepEqual(names.sort(), [
         'by_seq',
@@ -331,7 +331,7 @@ describe('hot storage and custom indexes', () => {
       );
       await sdk.client.dataClient.deleteIndex(sdk.organizationId, HOT_STORE, 'by_seq');
       const names = (await sdk.client.dataClient.listIndexes(sdk.organizationId, HOT_STORE)).map(
-        (index) => index.indexName,
+        (index: { indexName: string }) => index.indexName,
       );
       assert.equal(names.includes('by_seq'), false);
       const count = await sdk.testCloud.cloud.deps.db.query(

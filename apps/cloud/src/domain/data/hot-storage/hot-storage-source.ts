@@ -8,11 +8,10 @@ import { quoteText } from '../mql/mql-sql.ts';
  * statement trigger, the view hides expired ones). Isolation is the view's; the added literal
  * organization condition lets the planner use that organization's partial custom indexes.
  */
-export function hotStorageSource(organizationId: string): MqlSource {
-  return {
-    ...readingsSource('sensordata.hot_readings'),
-    where: `src.organization_uuid = ${quoteText(organizationId)}::uuid`,
-  };
+export function hotStorageSource(organizationId?: string): MqlSource {
+  const source = readingsSource('sensordata.hot_readings');
+  if (organizationId === undefined) return source;
+  return { ...source, where: `src.organization_uuid = ${quoteText(organizationId)}::uuid` };
 }
 
 /** Rows deleted by one `expireHotReadings` statement, so no sweep holds locks or bloats WAL for long. */

@@ -39,7 +39,7 @@ export interface MqlQueryInput {
  * The relation a data source reads. STANDARD is the organization's document view; hot storage and
  * pipeline sinks plug in here (their relation + columns, or a jsonb document column via `restSql`).
  */
-export function mqlSourceFor(dataSource: MqlDataSource, organizationId: string): MqlSource {
+export function mqlSourceFor(dataSource: MqlDataSource, organizationId?: string): MqlSource {
   switch (dataSource.type) {
     case 'standard':
       return readingsSource();
