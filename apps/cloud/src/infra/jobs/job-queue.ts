@@ -1,4 +1,5 @@
 import { Logger, type LogLevel, type Runner, run, runMigrations, type TaskList } from 'graphile-worker';
+import pg from 'pg';
 import type { Queryable } from '../postgres/database.ts';
 
 /**
@@ -87,6 +88,7 @@ export interface JobQueueOptions {
 export function createJobQueue(options: JobQueueOptions): JobQueue {
   const handlers = new Map<string, JobHandler>();
   let runner: Runner | undefined;
+  let pool: pg.Pool | undefined;
   const concurrency = options.concurrency ?? 8;
   const logger = new Logger(() => (level: LogLevel, message: string, meta?: unknown) => {
     if (level === 'error' || level === 'warning') options.onError?.(`job queue: ${message}`, meta);
@@ -99,7 +101,11 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     },
     async start() {
       if (runner) return;
-      const common = { connectionString: options.connectionString, logger, maxPoolSize: concurrency + 2 };
+      // Our own pool, so its idle connections have an error handler (a database restart or drop must not
+      // crash the process) and stop() ends every connection the queue opened.
+      pool = new pg.Pool({ connectionString: options.connectionString, max: concurrency + 2 });
+      pool.on('error', () => {});
+      const common = { pgPool: pool, logger };
       await runMigrations(common);
       const taskList: TaskList = {};
       for (const [name, handler] of handlers) {
@@ -125,6 +131,8 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       const current = runner;
       runner = undefined;
       if (current) await current.stop();
+      await pool?.end();
+      pool = undefined;
     },
   };
 }
