@@ -101,10 +101,14 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     },
     async start() {
       if (runner) return;
-      // Our own pool, so its idle connections have an error handler (a database restart or drop must not
-      // crash the process) and stop() ends every connection the queue opened.
+      // Our own pool, so its connections have error handlers (a database restart or drop must not crash the
+      // process) and stop() ends every connection the queue opened.
       pool = new pg.Pool({ connectionString: options.connectionString, max: concurrency + 2 });
-      pool.on('error', () => {});
+      const report = (error: Error) => options.onError?.('job queue: database connection lost', error);
+      pool.on('error', report);
+      // A connection that fails while checked out emits on the client, not the pool: without a listener
+      // that would be an uncaught error.
+      pool.on('connect', (client) => client.on('error', report));
       const common = { pgPool: pool, logger };
       await runMigrations(common);
       const taskList: TaskList = {};
