@@ -10,6 +10,9 @@ import { createAuthenticator } from './domain/auth/authenticator.ts';
 import type { MachineEventObserver } from './domain/machines/machine-events.ts';
 import { createMachineRuntime } from './domain/machines/machine-runtime.ts';
 import { type Clock, systemClock } from './domain/shared/clock.ts';
+import { createMachineEventTriggers } from './domain/triggers/machine-event-triggers.ts';
+import { createPartTriggersCache } from './domain/triggers/part-triggers.ts';
+import { createUploadTriggers } from './domain/triggers/upload-triggers.ts';
 import { handleHttpRoutes } from './http/http-routes.ts';
 import { createBlobStore } from './infra/blobs/index.ts';
 import { createJobQueue, type JobQueue } from './infra/jobs/job-queue.ts';
@@ -54,6 +57,13 @@ export async function startCloud(
     const authenticator = await createAuthenticator(storage.db, clock);
     const machineEventObservers: MachineEventObserver[] = [];
     notifications = createNotificationListener(storage.url, (error) => logger.error('notifications', error));
+    // Triggers: events recorded as deliveries inside the transaction that commits them.
+    const triggerCache = createPartTriggersCache({
+      notifications,
+      clock,
+      onError: (error) => logger.error('triggers', error),
+    });
+    machineEventObservers.push(createMachineEventTriggers(triggerCache, clock));
     const machines = createMachineRuntime({
       db: storage.db,
       clock,
@@ -71,6 +81,7 @@ export async function startCloud(
       clock,
       machines,
       machineEventObservers,
+      uploadObservers: [createUploadTriggers(storage.db, triggerCache, clock)],
       jobs: createJobQueue({
         connectionString: storage.url,
         onError: (message, error) => logger.error(message, error),

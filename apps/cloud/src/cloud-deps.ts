@@ -1,5 +1,6 @@
 import type { CloudConfig } from './config/cloud-config.ts';
 import type { Authenticator } from './domain/auth/authenticator.ts';
+import type { UploadObserver } from './domain/data/ingest/upload-observer.ts';
 import type { MachineEventObserver } from './domain/machines/machine-events.ts';
 import type { MachineRuntime } from './domain/machines/machine-runtime.ts';
 import type { Clock } from './domain/shared/clock.ts';
@@ -21,6 +22,11 @@ export interface CloudDeps {
    * (domain/machines/machine-events.ts). Push observers here at composition time (e.g. triggers).
    */
   machineEventObservers: MachineEventObserver[];
+  /**
+   * Asked about every data upload before its transaction; the step they return runs inside it, right
+   * before COMMIT, when the upload was stored (domain/data/ingest/upload-observer.ts; triggers).
+   */
+  uploadObservers: UploadObserver[];
   /**
    * The Postgres-backed job queue (infra/jobs/job-queue.ts): enqueue with `addJob(tx, ...)` inside your
    * transaction; handlers are registered in cloud-app.ts before `jobs.start()`.

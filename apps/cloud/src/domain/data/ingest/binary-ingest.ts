@@ -11,6 +11,7 @@ import { canonicalJson } from './capture-sources.ts';
 import { captureInstantUs, microsToIso } from './capture-time.ts';
 import { resolveFileType } from './mime-types.ts';
 import { mapJsonError } from './tabular-ingest.ts';
+import { prepareUploadObservers, type UploadObserver } from './upload-observer.ts';
 import { resolveUploadPart, type UploadPart } from './upload-part.ts';
 import { findReceipt } from './upload-receipts.ts';
 import type { BoundingBoxInput, CaptureTimes, UploadMetadataInput, UploadResult } from './upload-types.ts';
@@ -19,6 +20,8 @@ export interface BinaryIngestDeps {
   db: Database;
   blobs: BlobStore;
   clock: Clock;
+  /** Told about every stored upload inside its transaction (triggers). */
+  uploadObservers?: readonly UploadObserver[];
 }
 
 /** The per-capture part of a binary upload (SensorMetadata); empty for plain file uploads. */
@@ -89,8 +92,21 @@ export async function ingestBinary(
       ]),
     )
     .digest();
+  const times = {
+    requestedUs: capture.timeRequestedUs === undefined ? null : Number(capture.timeRequestedUs),
+    receivedUs: capture.timeReceivedUs === undefined ? null : Number(capture.timeReceivedUs),
+  };
   let duplicateOf: string | undefined;
   try {
+    const beforeCommit = await prepareUploadObservers(deps.uploadObservers, {
+      part,
+      metadata,
+      syncedAtMs: nowMs,
+      fileId,
+      itemCount: 1,
+      timesAt: () => times,
+      payloadAt: () => undefined,
+    });
     duplicateOf = await withTransaction(deps.db, async (client) => {
       const receipt = await client.query(
         `INSERT INTO upload_receipts (organization_id, idempotency_key, file_id) VALUES ($1, $2, $3)
@@ -152,6 +168,7 @@ export async function ingestBinary(
           ],
         );
       }
+      if (beforeCommit) await beforeCommit(client);
       return undefined;
     });
   } catch (error) {

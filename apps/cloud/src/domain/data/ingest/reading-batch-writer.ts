@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { Database } from '../../../infra/postgres/database.ts';
+import type { UploadCommitStep } from './upload-observer.ts';
 
 /** The readings of one upload, ready for COPY, with the receipt that makes the upload idempotent. */
 export interface ReadingBatch {
@@ -12,6 +13,8 @@ export interface ReadingBatch {
   /** Rows in COPY text format, one per reading. */
   copyText: string;
   rowCount: number;
+  /** Runs in the transaction right before COMMIT when this batch was stored (trigger deliveries). */
+  beforeCommit?: UploadCommitStep | undefined;
 }
 
 export interface ReadingBatchWriter {
@@ -161,6 +164,9 @@ async function insertBatches(db: Database, batches: readonly ReadingBatch[]): Pr
     const copy = client.query(copyFrom(copyReadingsSql));
     const texts = batches.filter((batch) => stored.has(batch.binaryDataId)).map((batch) => batch.copyText);
     await pipeline(Readable.from(texts, { objectMode: false }), copy);
+    for (const batch of batches) {
+      if (batch.beforeCommit && stored.has(batch.binaryDataId)) await batch.beforeCommit(client);
+    }
     await client.query('COMMIT');
     open = false;
     return stored;

@@ -9,6 +9,7 @@ import { type CaptureSource, captureSourceHash, findOrCreateCaptureSource } from
 import { captureInstantUs, microsToIso } from './capture-time.ts';
 import { readingBatchWriterFor } from './reading-batch-writer.ts';
 import { ensureReadingPartitions, forgetReadingPartitions, monthIndexOf } from './reading-partitions.ts';
+import { prepareUploadObservers, type UploadObserver } from './upload-observer.ts';
 import { resolveUploadPart } from './upload-part.ts';
 import { findReceipt } from './upload-receipts.ts';
 import type { SensorContentInput, UploadMetadataInput, UploadResult } from './upload-types.ts';
@@ -19,6 +20,8 @@ export const MAX_READING_BYTES = 4 * 1024 * 1024;
 export interface TabularIngestDeps {
   db: Database;
   clock: Clock;
+  /** Told about every stored upload inside its transaction (triggers). */
+  uploadObservers?: readonly UploadObserver[];
 }
 
 /**
@@ -107,6 +110,19 @@ export async function ingestTabularReadings(
     sizes,
     payloads,
   );
+  const parsed: unknown[] = [];
+  const beforeCommit = await prepareUploadObservers(deps.uploadObservers, {
+    part,
+    metadata,
+    syncedAtMs: nowMs,
+    fileId: undefined,
+    itemCount: count,
+    timesAt: (index) => ({ requestedUs: requestedUs[index] ?? null, receivedUs: receivedUs[index] ?? null }),
+    payloadAt: (index) => {
+      if (!(index in parsed)) parsed[index] = JSON.parse(payloads[index] as string);
+      return parsed[index];
+    },
+  });
   let storedId: string | undefined;
   for (let attempt = 1; ; attempt++) {
     try {
@@ -116,6 +132,7 @@ export async function ingestTabularReadings(
         binaryDataId,
         copyText,
         rowCount: count,
+        beforeCommit,
       });
       storedId = stored ? binaryDataId : undefined;
       break;
