@@ -9,6 +9,8 @@ import type { CloudConfig } from './config/cloud-config.ts';
 import { createAuthenticator } from './domain/auth/authenticator.ts';
 import type { MachineEventObserver } from './domain/machines/machine-events.ts';
 import { createMachineRuntime } from './domain/machines/machine-runtime.ts';
+import { enqueuePipelineRun, registerPipelineRunHandler } from './domain/pipelines/pipeline-jobs.ts';
+import { createPipelineSchedulerLoop } from './domain/pipelines/pipeline-scheduler-loop.ts';
 import { type Clock, systemClock } from './domain/shared/clock.ts';
 import { createMachineEventTriggers } from './domain/triggers/machine-event-triggers.ts';
 import { createPartTriggersCache } from './domain/triggers/part-triggers.ts';
@@ -89,7 +91,22 @@ export async function startCloud(
     };
     jobs = deps.jobs;
     // Job handlers are registered here, before the queue starts (every replica registers the same ones).
+    registerPipelineRunHandler(
+      jobs,
+      { db: storage.db, clock, runLimits: config.pipelines.runLimits },
+      (message) => logger.error(message),
+    );
     await jobs.start();
+    const pipelineScheduler = createPipelineSchedulerLoop({
+      deps: {
+        db: storage.db,
+        clock,
+        schedulerSettings: config.pipelines.scheduler,
+        enqueueRun: enqueuePipelineRun,
+      },
+      intervalMs: config.pipelines.schedulerIntervalMs,
+      onError: (error) => logger.error('data pipeline scheduler pass failed', error),
+    });
     const connectHandler = connectNodeAdapter({
       routes: (router) => registerRoutes(router, deps),
       interceptors: [
@@ -115,6 +132,7 @@ export async function startCloud(
     deps.config = { ...config, publicUrl: url };
     const bootstrap = await bootstrapIfEmpty(storage.db, config.dataDir, url);
     machines.start();
+    pipelineScheduler.start();
     return {
       url,
       port: listener.port,
@@ -123,6 +141,7 @@ export async function startCloud(
       async stop() {
         // Live streams and log tails end first: they would otherwise hold the listener until its deadline.
         await machines.stop();
+        await pipelineScheduler.stop();
         await listener.close(config.shutdownTimeoutMs);
         await jobs?.stop();
         await notifications?.close();

@@ -5,6 +5,11 @@ import {
   defaultMachineConnectionSettings,
   type MachineConnectionSettings,
 } from '../domain/machines/machine-runtime.ts';
+import { defaultPipelineRunLimits, type PipelineRunLimits } from '../domain/pipelines/pipeline-runner.ts';
+import {
+  defaultPipelineSchedulerSettings,
+  type PipelineSchedulerSettings,
+} from '../domain/pipelines/pipeline-scheduler.ts';
 import type { BlobStoreConfig } from '../infra/blobs/index.ts';
 
 /** Everything the cloud needs to start, parsed once: flags > environment > config file > defaults. */
@@ -33,6 +38,15 @@ export interface CloudConfig {
   machineConnection: MachineConnectionSettings;
   /** PEM files `RobotService.Certificate` serves to machines; without them machines run plaintext. */
   machineTls: { certFile: string; keyFile: string } | undefined;
+  /** Data pipelines: per-run caps, the scheduler's settings and how often this replica runs a pass. */
+  pipelines: PipelineConfig;
+}
+
+export interface PipelineConfig {
+  runLimits: PipelineRunLimits;
+  scheduler: PipelineSchedulerSettings;
+  /** Pause between two scheduler passes of this replica (every replica runs passes); 0: this replica runs none. */
+  schedulerIntervalMs: number;
 }
 
 const flagOptions = {
@@ -55,6 +69,14 @@ const flagOptions = {
   'database-public-host': { type: 'string' },
   'database-public-port': { type: 'string' },
   'database-listen-host': { type: 'string' },
+  'pipeline-max-output-documents': { type: 'string' },
+  'pipeline-max-output-bytes': { type: 'string' },
+  'pipeline-run-timeout-ms': { type: 'string' },
+  'pipeline-scheduler-interval-ms': { type: 'string' },
+  'pipeline-run-delay-ms': { type: 'string' },
+  'pipeline-stale-run-after-ms': { type: 'string' },
+  'pipeline-windows-per-pass': { type: 'string' },
+  'pipeline-late-data-lookback-ms': { type: 'string' },
 } as const;
 
 type FileConfig = Partial<Record<keyof typeof flagOptions, string>> & {
@@ -82,6 +104,14 @@ const envNames: Record<keyof typeof flagOptions, string> = {
   'database-public-host': 'MCLOUD_DATABASE_PUBLIC_HOST',
   'database-public-port': 'MCLOUD_DATABASE_PUBLIC_PORT',
   'database-listen-host': 'MCLOUD_DATABASE_LISTEN_HOST',
+  'pipeline-max-output-documents': 'MCLOUD_PIPELINE_MAX_OUTPUT_DOCUMENTS',
+  'pipeline-max-output-bytes': 'MCLOUD_PIPELINE_MAX_OUTPUT_BYTES',
+  'pipeline-run-timeout-ms': 'MCLOUD_PIPELINE_RUN_TIMEOUT_MS',
+  'pipeline-scheduler-interval-ms': 'MCLOUD_PIPELINE_SCHEDULER_INTERVAL_MS',
+  'pipeline-run-delay-ms': 'MCLOUD_PIPELINE_RUN_DELAY_MS',
+  'pipeline-stale-run-after-ms': 'MCLOUD_PIPELINE_STALE_RUN_AFTER_MS',
+  'pipeline-windows-per-pass': 'MCLOUD_PIPELINE_WINDOWS_PER_PASS',
+  'pipeline-late-data-lookback-ms': 'MCLOUD_PIPELINE_LATE_DATA_LOOKBACK_MS',
 };
 
 export class ConfigError extends Error {}
@@ -138,6 +168,40 @@ export function loadCloudConfig(args: string[], env: NodeJS.ProcessEnv = process
     machineConnection: { ...defaultMachineConnectionSettings },
     machineTls:
       machineCertFile && machineKeyFile ? { certFile: machineCertFile, keyFile: machineKeyFile } : undefined,
+    pipelines: pipelineConfig(pick),
+  };
+}
+
+function pipelineConfig(pick: (name: keyof typeof flagOptions) => string | undefined): PipelineConfig {
+  const value = (flag: keyof typeof flagOptions, fallback: number, allowZero = false) => {
+    const text = pick(flag);
+    if (text === undefined) return fallback;
+    return allowZero ? nonNegativeInteger(flag, text) : positiveInteger(flag, text);
+  };
+  const limits = defaultPipelineRunLimits;
+  const scheduler = defaultPipelineSchedulerSettings;
+  const runLimits: PipelineRunLimits = {
+    maxOutputDocuments: value('pipeline-max-output-documents', limits.maxOutputDocuments),
+    maxOutputBytes: value('pipeline-max-output-bytes', limits.maxOutputBytes),
+    runTimeoutMs: value('pipeline-run-timeout-ms', limits.runTimeoutMs),
+  };
+  const settings: PipelineSchedulerSettings = {
+    ...scheduler,
+    runDelayMs: value('pipeline-run-delay-ms', scheduler.runDelayMs, true),
+    staleRunAfterMs: value('pipeline-stale-run-after-ms', scheduler.staleRunAfterMs),
+    maxWindowsPerPass: value('pipeline-windows-per-pass', scheduler.maxWindowsPerPass),
+    lateDataLookbackMs: value('pipeline-late-data-lookback-ms', scheduler.lateDataLookbackMs, true),
+  };
+  // A run still querying is not stale: its query ends (or fails) within the run timeout.
+  if (settings.staleRunAfterMs <= runLimits.runTimeoutMs) {
+    throw new ConfigError(
+      `--pipeline-stale-run-after-ms (${settings.staleRunAfterMs}) must be more than --pipeline-run-timeout-ms (${runLimits.runTimeoutMs}), or runs still within their time budget would be failed as stale`,
+    );
+  }
+  return {
+    runLimits,
+    scheduler: settings,
+    schedulerIntervalMs: value('pipeline-scheduler-interval-ms', 15_000, true),
   };
 }
 
@@ -178,6 +242,14 @@ function positiveInteger(flag: string, text: string): number {
   const value = Number(text);
   if (!Number.isSafeInteger(value) || value <= 0) {
     throw new ConfigError(`--${flag} must be a positive integer (got ${JSON.stringify(text)})`);
+  }
+  return value;
+}
+
+function nonNegativeInteger(flag: string, text: string): number {
+  const value = Number(text);
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new ConfigError(`--${flag} must be a non-negative integer (got ${JSON.stringify(text)})`);
   }
   return value;
 }

@@ -2,33 +2,154 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { BSON } from 'bson';
 import type { Principal } from '../../src/domain/auth/principal.ts';
-import { createDataPipeline } from '../../src/domain/pipelines/data-pipelines.ts';
-import { defaultPipelineRunLimits, executePipelineRun } from '../../src/domain/pipelines/pipeline-runner.ts';
+import {
+  createDataPipeline,
+  deleteDataPipeline,
+  listDataPipelineRuns,
+  setDataPipelineEnabled,
+} from '../../src/domain/pipelines/data-pipelines.ts';
+import {
+  defaultPipelineRunLimits,
+  executePipelineRun,
+  type PipelineRunLimits,
+  type RunOutcome,
+} from '../../src/domain/pipelines/pipeline-runner.ts';
 import {
   defaultPipelineSchedulerSettings,
+  type PipelineSchedulerSettings,
   runSchedulerPass,
 } from '../../src/domain/pipelines/pipeline-scheduler.ts';
-import { createPart, seedReadings } from '../support/seed-data.ts';
+import { createOrganization, createPart, type SeedPart, seedReadings } from '../support/seed-data.ts';
 import { startTestCloud, type TestCloud } from '../support/test-cloud.ts';
 
-// Scheduler pass + runner against the real database, with a moved clock and an in-memory job list.
+// Scheduler passes + runner against the real database, with a moved clock and an in-memory job list (the
+// cloud's own scheduler loop is off: interval 0). The wiring through the job queue and several replicas is
+// pipeline-replicas.test.ts.
 
 let t: TestCloud;
+let part: SeedPart;
+let organizationId: string;
 let nowMs = Date.parse('2025-03-10T10:30:00Z');
 const clock = { nowMs: () => nowMs };
 const queued: string[] = [];
+let runLimits: PipelineRunLimits = defaultPipelineRunLimits;
+let schedulerSettings: PipelineSchedulerSettings = { ...defaultPipelineSchedulerSettings, runDelayMs: 0 };
+const hour = 3_600_000;
+const at = (iso: string) => Date.parse(iso);
+const signal = () => new AbortController().signal;
+
+function deps() {
+  return {
+    db: t.cloud.deps.db,
+    clock,
+    schedulerSettings,
+    runLimits,
+    enqueueRun: async (_tx: unknown, runId: string) => {
+      queued.push(runId);
+    },
+  };
+}
+
+const pass = () => runSchedulerPass(deps(), signal());
+
+/** Executes every queued run (as the job queue would), oldest first. */
+async function drain(): Promise<RunOutcome[]> {
+  const outcomes: RunOutcome[] = [];
+  for (let runId = queued.shift(); runId; runId = queued.shift()) {
+    outcomes.push(await executePipelineRun(deps(), runId, signal()));
+  }
+  return outcomes;
+}
+
+const countStages = [BSON.serialize({ $group: { _id: null, n: { $sum: 1 } } })];
+
+async function createPipeline(
+  name: string,
+  options: { stages?: Uint8Array[]; enableBackfill?: boolean; organization?: string } = {},
+): Promise<string> {
+  const organization = options.organization ?? organizationId;
+  return createDataPipeline({ db: t.cloud.deps.db, clock }, owner(organization), {
+    organizationId: organization,
+    name,
+    stages: options.stages ?? countStages,
+    schedule: '0 * * * *',
+    enableBackfill: options.enableBackfill ?? false,
+    dataSource: 'standard',
+  });
+}
+
+interface RunRecord {
+  id: string;
+  start: string;
+  status: string;
+  reason: string;
+  error: string;
+  docs: number | null;
+  superseded: boolean;
+}
+
+async function runsOf(pipelineId: string): Promise<RunRecord[]> {
+  const result = await t.cloud.deps.db.query<{
+    id: string;
+    data_start: Date;
+    status: string;
+    reason: string;
+    error_message: string;
+    output_documents: number | null;
+    superseded: boolean;
+  }>(
+    `SELECT id, data_start, status, reason, error_message, output_documents, superseded
+     FROM data_pipeline_runs WHERE pipeline_id = $1 ORDER BY data_start, scheduled_at, status`,
+    [pipelineId],
+  );
+  return result.rows.map((row) => ({
+    id: row.id,
+    start: row.data_start.toISOString(),
+    status: row.status,
+    reason: row.reason,
+    error: row.error_message,
+    docs: row.output_documents,
+    superseded: row.superseded,
+  }));
+}
+
+async function sinkOf(pipelineId: string): Promise<Record<string, unknown>[]> {
+  const result = await t.cloud.deps.db.query<{ doc: Record<string, unknown> }>(
+    'SELECT doc FROM pipeline_sink WHERE pipeline_id = $1 ORDER BY id',
+    [pipelineId],
+  );
+  return result.rows.map((row) => row.doc);
+}
+
+function runOf(doc: Record<string, unknown> | undefined) {
+  return doc?._viam_pipeline_run as {
+    id: string;
+    interval: { start: { $date: number }; end: { $date: number } };
+    organization_id: string;
+  };
+}
+
+async function cleanUp(pipelineId: string, organization = organizationId): Promise<void> {
+  await deleteDataPipeline({ db: t.cloud.deps.db, clock }, owner(organization), pipelineId);
+  queued.length = 0;
+  runLimits = defaultPipelineRunLimits;
+  schedulerSettings = { ...defaultPipelineSchedulerSettings, runDelayMs: 0 };
+}
 
 before(async () => {
-  t = await startTestCloud();
-  const part = await createPart(
+  t = await startTestCloud({
+    configure: (config) => ({ ...config, pipelines: { ...config.pipelines, schedulerIntervalMs: 0 } }),
+  });
+  organizationId = t.bootstrap.organization_id;
+  part = await createPart(
     t.cloud,
-    { organizationId: t.bootstrap.organization_id, locationId: t.bootstrap.location_id },
+    { organizationId, locationId: t.bootstrap.location_id },
     { robotName: 'r' },
   );
   await seedReadings(t.cloud, part, { componentName: 'thermo' }, [
-    { capturedAtMs: Date.parse('2025-03-10T10:10:00Z'), data: { readings: { temperature: 20 } } },
-    { capturedAtMs: Date.parse('2025-03-10T10:50:00Z'), data: { readings: { temperature: 22 } } },
-    { capturedAtMs: Date.parse('2025-03-10T11:10:00Z'), data: { readings: { temperature: 30 } } },
+    { capturedAtMs: at('2025-03-10T10:10:00Z'), data: { readings: { temperature: 20 } } },
+    { capturedAtMs: at('2025-03-10T10:50:00Z'), data: { readings: { temperature: 22 } } },
+    { capturedAtMs: at('2025-03-10T11:10:00Z'), data: { readings: { temperature: 30 } } },
   ]);
 });
 
@@ -37,60 +158,304 @@ after(async () => {
 });
 
 test('a tick schedules the window once; the run writes its output with _viam_pipeline_run', async () => {
-  const deps = {
-    db: t.cloud.deps.db,
-    clock,
-    schedulerSettings: { ...defaultPipelineSchedulerSettings, runDelayMs: 0 },
-    runLimits: defaultPipelineRunLimits,
-    enqueueRun: async (_tx: unknown, runId: string) => {
-      queued.push(runId);
-    },
-  };
-  const id = await createDataPipeline({ db: deps.db, clock }, ownerPrincipal(t.bootstrap.organization_id), {
-    organizationId: t.bootstrap.organization_id,
-    name: 'hourly',
+  nowMs = at('2025-03-10T10:30:00Z');
+  const id = await createPipeline('hourly', {
     stages: [
       BSON.serialize({ $group: { _id: null, n: { $sum: 1 }, avg: { $avg: '$data.readings.temperature' } } }),
     ],
-    schedule: '0 * * * *',
-    enableBackfill: false,
-    dataSource: 'standard',
   });
-  assert.equal((await runSchedulerPass(deps)).scheduled, 0);
-  nowMs = Date.parse('2025-03-10T11:00:00Z');
-  assert.equal((await runSchedulerPass(deps)).scheduled, 1);
-  assert.equal((await runSchedulerPass(deps)).scheduled, 0, 'planned once');
+  assert.equal((await pass()).scheduled, 0);
+  nowMs = at('2025-03-10T11:00:00Z');
+  assert.equal((await pass()).scheduled, 1);
+  assert.equal((await pass()).scheduled, 0, 'planned once');
   assert.equal(queued.length, 1);
-  assert.equal(
-    await executePipelineRun(deps, queued[0] as string, new AbortController().signal),
-    'completed',
-  );
-  assert.equal(await executePipelineRun(deps, queued[0] as string, new AbortController().signal), 'skipped');
-  const sink = await t.cloud.deps.db.query<{ doc: Record<string, unknown> }>(
-    'SELECT doc FROM pipeline_sink WHERE pipeline_id = $1',
-    [id],
-  );
-  assert.equal(sink.rows.length, 1);
-  const doc = sink.rows[0]?.doc as Record<string, unknown>;
+  const runId = queued[0] as string;
+  assert.deepEqual(await drain(), ['completed']);
+  assert.equal(await executePipelineRun(deps(), runId, signal()), 'skipped', 'a duplicate job does nothing');
+  const sink = await sinkOf(id);
+  assert.equal(sink.length, 1);
+  const doc = sink[0] as Record<string, unknown>;
   assert.equal(doc.n, 2);
   assert.equal(doc.avg, 21);
   assert.deepEqual(doc._viam_pipeline_run, {
-    id: queued[0],
-    interval: { start: { $date: Date.parse('2025-03-10T10:00:00Z') }, end: { $date: nowMs } },
-    organization_id: t.bootstrap.organization_id,
+    id: runId,
+    interval: { start: { $date: at('2025-03-10T10:00:00Z') }, end: { $date: nowMs } },
+    organization_id: organizationId,
   });
-  const runs = await t.cloud.deps.db.query(
-    'SELECT status, output_documents FROM data_pipeline_runs WHERE pipeline_id = $1',
-    [id],
+  const runs = await runsOf(id);
+  assert.deepEqual(
+    runs.map((run) => [run.status, run.reason, run.docs]),
+    [['completed', 'schedule', 1]],
   );
-  assert.deepEqual(runs.rows, [{ status: 'completed', output_documents: 1 }]);
+  const listed = await listDataPipelineRuns({ db: t.cloud.deps.db, clock }, owner(organizationId), {
+    id,
+    pageSize: 0,
+    pageToken: '',
+  });
+  assert.equal(listed.runs[0]?.status, 'completed');
+  assert.equal(listed.runs[0]?.dataEndMs, nowMs);
+  await cleanUp(id);
 });
 
-function ownerPrincipal(organizationId: string): Principal {
+test('a run left STARTED past the stale limit is failed and its window scheduled again', async () => {
+  nowMs = at('2025-03-11T10:30:00Z');
+  await seedReadings(t.cloud, part, { componentName: 'stale' }, [
+    { capturedAtMs: at('2025-03-11T10:20:00Z'), data: { readings: { temperature: 1 } } },
+  ]);
+  const id = await createPipeline('stale');
+  nowMs = at('2025-03-11T11:00:00Z');
+  await pass();
+  // A replica claims the run and dies: the job is gone with it, the run stays STARTED.
+  const lost = queued.shift() as string;
+  await t.cloud.deps.db.query(
+    `UPDATE data_pipeline_runs SET status = 'started', started_at = $2 WHERE id = $1`,
+    [lost, new Date(nowMs)],
+  );
+  nowMs += schedulerSettings.staleRunAfterMs - 1;
+  assert.equal((await pass()).timedOut, 0, 'not stale yet');
+  nowMs += 2;
+  const result = await pass();
+  assert.equal(result.timedOut, 1);
+  let runs = await runsOf(id);
+  assert.deepEqual(
+    runs.map((run) => [run.status, run.reason]),
+    [
+      ['failed', 'schedule'],
+      ['scheduled', 'retry'],
+    ],
+  );
+  assert.match(runs[0]?.error ?? '', /did not finish within 600000 ms.*scheduled again/);
+  assert.deepEqual(await drain(), ['completed']);
+  runs = await runsOf(id);
+  assert.equal(runs[1]?.status, 'completed');
+  const sink = await sinkOf(id);
+  assert.equal(sink.length, 1);
+  assert.equal(sink[0]?.n, 1);
+  assert.equal(runOf(sink[0]).id, runs[1]?.id);
+  // The dead replica's job, if it ever ran, finds nothing to do.
+  assert.equal(await executePipelineRun(deps(), lost, signal()), 'skipped');
+  await cleanUp(id);
+});
+
+test('late data re-runs a completed window and replaces its output', async () => {
+  nowMs = at('2025-03-12T10:30:00Z');
+  await seedReadings(t.cloud, part, { componentName: 'late' }, [
+    { capturedAtMs: at('2025-03-12T10:10:00Z'), data: { readings: { temperature: 1 } } },
+    { capturedAtMs: at('2025-03-12T10:20:00Z'), data: { readings: { temperature: 2 } } },
+  ]);
+  const id = await createPipeline('late');
+  nowMs = at('2025-03-12T11:00:00Z');
+  await pass();
+  assert.deepEqual(await drain(), ['completed']);
+  assert.equal((await sinkOf(id))[0]?.n, 2);
+  nowMs = at('2025-03-12T11:04:00Z');
+  assert.equal((await pass()).lateData, 0, 'nothing new yet');
+  // A machine that was offline uploads a reading of 10:40 at 11:05.
+  await seedReadings(t.cloud, part, { componentName: 'late' }, [
+    {
+      capturedAtMs: at('2025-03-12T10:40:00Z'),
+      syncedAtMs: at('2025-03-12T11:05:00Z'),
+      data: { readings: { temperature: 3 } },
+    },
+  ]);
+  nowMs = at('2025-03-12T11:06:00Z');
+  assert.equal((await pass()).lateData, 1);
+  assert.equal((await pass()).lateData, 0, 'one pending re-run per window');
+  assert.deepEqual(await drain(), ['completed']);
+  const runs = await runsOf(id);
+  assert.deepEqual(
+    runs.map((run) => [run.status, run.reason, run.superseded]),
+    [
+      ['completed', 'schedule', true],
+      ['completed', 'late-data', false],
+    ],
+  );
+  const sink = await sinkOf(id);
+  assert.equal(sink.length, 1, 'the re-run replaced the earlier output');
+  assert.equal(sink[0]?.n, 3);
+  assert.equal(runOf(sink[0]).id, runs[1]?.id);
+  assert.equal((await pass()).lateData, 0, 'the re-run saw the late reading');
+  await cleanUp(id);
+});
+
+test('windows missed while the pipeline was disabled are filled when it is enabled again', async () => {
+  nowMs = at('2025-03-13T09:30:00Z');
+  await seedReadings(t.cloud, part, { componentName: 'gap' }, [
+    { capturedAtMs: at('2025-03-13T09:40:00Z'), data: { readings: { temperature: 1 } } },
+    { capturedAtMs: at('2025-03-13T10:40:00Z'), data: { readings: { temperature: 2 } } },
+    { capturedAtMs: at('2025-03-13T10:45:00Z'), data: { readings: { temperature: 2 } } },
+    { capturedAtMs: at('2025-03-13T11:40:00Z'), data: { readings: { temperature: 3 } } },
+  ]);
+  const id = await createPipeline('gap');
+  const service = { db: t.cloud.deps.db, clock };
+  nowMs = at('2025-03-13T09:45:00Z');
+  await setDataPipelineEnabled(service, owner(organizationId), { id, enabled: false });
+  nowMs = at('2025-03-13T12:30:00Z');
+  await pass();
+  assert.deepEqual(await runsOf(id), [], 'a disabled pipeline gets no runs');
+  await setDataPipelineEnabled(service, owner(organizationId), { id, enabled: true });
+  await pass();
+  assert.deepEqual(await drain(), ['completed', 'completed', 'completed']);
+  const runs = await runsOf(id);
+  assert.deepEqual(
+    runs.map((run) => [run.start, run.reason, run.status]),
+    [
+      ['2025-03-13T09:00:00.000Z', 'missed', 'completed'],
+      ['2025-03-13T10:00:00.000Z', 'missed', 'completed'],
+      ['2025-03-13T11:00:00.000Z', 'schedule', 'completed'],
+    ],
+  );
+  assert.deepEqual(
+    (await sinkOf(id)).map((doc) => [runOf(doc).interval.start.$date, doc.n]),
+    [
+      [at('2025-03-13T09:00:00Z'), 1],
+      [at('2025-03-13T10:00:00Z'), 2],
+      [at('2025-03-13T11:00:00Z'), 1],
+    ],
+  );
+  await cleanUp(id);
+});
+
+test("backfill processes the organization's past windows in batches", async () => {
+  const other = await createOrganization(t.cloud, 'backfill');
+  const otherPart = await createPart(
+    t.cloud,
+    { organizationId: other.organizationId, locationId: other.locationId },
+    { robotName: 'b' },
+  );
+  await seedReadings(
+    t.cloud,
+    otherPart,
+    { componentName: 'old' },
+    [1, 2, 3, 4, 5].map((h) => ({
+      capturedAtMs: at('2025-03-14T00:10:00Z') + h * hour,
+      data: { readings: { temperature: h } },
+    })),
+  );
+  nowMs = at('2025-03-14T06:30:00Z');
+  schedulerSettings = { ...schedulerSettings, maxWindowsPerPass: 2 };
+  const id = await createPipeline('backfill', { enableBackfill: true, organization: other.organizationId });
+  assert.equal((await pass()).scheduled, 2);
+  assert.equal((await pass()).scheduled, 2);
+  assert.equal((await pass()).scheduled, 1);
+  assert.equal((await pass()).scheduled, 0);
+  assert.equal((await drain()).length, 5);
+  const runs = await runsOf(id);
+  assert.deepEqual(
+    runs.map((run) => [run.start, run.reason, run.status]),
+    [
+      ['2025-03-14T01:00:00.000Z', 'backfill', 'completed'],
+      ['2025-03-14T02:00:00.000Z', 'backfill', 'completed'],
+      ['2025-03-14T03:00:00.000Z', 'backfill', 'completed'],
+      ['2025-03-14T04:00:00.000Z', 'backfill', 'completed'],
+      ['2025-03-14T05:00:00.000Z', 'schedule', 'completed'],
+    ],
+  );
+  const sink = await sinkOf(id);
+  assert.deepEqual(
+    sink.map((doc) => [runOf(doc).interval.start.$date, doc.n, runOf(doc).organization_id]),
+    [1, 2, 3, 4, 5].map((h) => [at('2025-03-14T00:00:00Z') + h * hour, 1, other.organizationId]),
+  );
+  await cleanUp(id, other.organizationId);
+});
+
+test('more output documents than the cap: the run FAILS with the limit and writes nothing', async () => {
+  nowMs = at('2025-03-15T10:30:00Z');
+  await seedReadings(
+    t.cloud,
+    part,
+    { componentName: 'many' },
+    [1, 2, 3, 4, 5].map((m) => ({
+      capturedAtMs: at('2025-03-15T10:00:00Z') + m * 60_000,
+      data: { readings: { temperature: m } },
+    })),
+  );
+  const id = await createPipeline('many', {
+    stages: [BSON.serialize({ $project: { _id: 0, t: '$data.readings.temperature' } })],
+  });
+  runLimits = { ...defaultPipelineRunLimits, maxOutputDocuments: 4 };
+  nowMs = at('2025-03-15T11:00:00Z');
+  await pass();
+  assert.deepEqual(await drain(), ['failed']);
+  const [run] = await runsOf(id);
+  assert.equal(run?.status, 'failed');
+  assert.match(run?.error ?? '', /^output: the run produced more than the limit of 4 documents per run/);
+  assert.deepEqual(await sinkOf(id), []);
+  // At the cap exactly, the run completes.
+  runLimits = { ...defaultPipelineRunLimits, maxOutputDocuments: 5 };
+  await t.cloud.deps.db.query(
+    `INSERT INTO data_pipeline_runs (id, organization_id, pipeline_id, data_start, data_end, status, reason, scheduled_at)
+     VALUES (gen_random_uuid(), $1, $2, $3, $4, 'scheduled', 'retry', $4)`,
+    [organizationId, id, new Date(at('2025-03-15T10:00:00Z')), new Date(nowMs)],
+  );
+  const retry = (await runsOf(id)).find((r) => r.status === 'scheduled');
+  queued.push(retry?.id as string);
+  assert.deepEqual(await drain(), ['completed']);
+  assert.equal((await sinkOf(id)).length, 5);
+  await cleanUp(id);
+});
+
+test('a run whose query exceeds the run time limit FAILS with the limit', async () => {
+  nowMs = at('2025-03-16T10:30:00Z');
+  const values = Array.from({ length: 40_000 }, (_, i) => i);
+  await seedReadings(
+    t.cloud,
+    part,
+    { componentName: 'slow' },
+    [1, 2, 3, 4, 5, 6].map((m) => ({
+      capturedAtMs: at('2025-03-16T10:00:00Z') + m * 60_000,
+      data: { readings: { values } },
+    })),
+  );
+  const id = await createPipeline('slow', {
+    stages: [
+      BSON.serialize({ $unwind: '$data.readings.values' }),
+      BSON.serialize({ $group: { _id: { $mod: ['$data.readings.values', 7] }, s: { $sum: 1 } } }),
+      BSON.serialize({ $sort: { s: -1 } }),
+    ],
+  });
+  runLimits = { ...defaultPipelineRunLimits, runTimeoutMs: 2 };
+  nowMs = at('2025-03-16T11:00:00Z');
+  await pass();
+  assert.deepEqual(await drain(), ['failed']);
+  const [run] = await runsOf(id);
+  assert.equal(run?.error, "run time: the pipeline's query did not finish within the limit of 2 ms per run");
+  assert.deepEqual(await sinkOf(id), []);
+  await cleanUp(id);
+});
+
+test('delete drops the pipeline, its runs and its output; its queued jobs do nothing', async () => {
+  nowMs = at('2025-03-10T10:30:00Z');
+  const id = await createPipeline('doomed');
+  nowMs = at('2025-03-10T12:00:00Z');
+  await pass();
+  const [first, second] = queued.splice(0, 2);
+  assert.equal(await executePipelineRun(deps(), first as string, signal()), 'completed');
+  assert.equal((await sinkOf(id)).length, 1);
+  await deleteDataPipeline({ db: t.cloud.deps.db, clock }, owner(organizationId), id);
+  assert.deepEqual(await runsOf(id), []);
+  assert.deepEqual(await sinkOf(id), []);
+  const left = await t.cloud.deps.db.query(
+    'SELECT (SELECT count(*) FROM data_pipeline_runs WHERE pipeline_id = $1)::int AS runs, (SELECT count(*) FROM pipeline_sink WHERE pipeline_id = $1)::int AS docs',
+    [id],
+  );
+  assert.deepEqual(left.rows[0], { runs: 0, docs: 0 });
+  assert.equal(await executePipelineRun(deps(), second as string, signal()), 'skipped');
+  queued.length = 0;
+});
+
+function owner(organization: string): Principal {
   return {
     kind: 'api-key',
     keyId: 'test',
-    organizationId,
-    grants: [{ role: 'owner', resourceType: 'organization', resourceId: organizationId, organizationId }],
+    organizationId: organization,
+    grants: [
+      {
+        role: 'owner',
+        resourceType: 'organization',
+        resourceId: organization,
+        organizationId: organization,
+      },
+    ],
   };
 }

@@ -37,3 +37,29 @@ export async function startTestCloud(
     },
   };
 }
+
+/**
+ * Another replica of `primary`: a second cloud process-in-process on the SAME database (its own data
+ * directory, port, job workers and timers). Stop replicas before the primary (which drops the database).
+ */
+export async function startTestCloudReplica(
+  primary: TestCloud,
+  options: { clock?: Clock; configure?: (config: CloudConfig) => CloudConfig } = {},
+): Promise<TestCloud> {
+  const databaseUrl = primary.cloud.deps.config.databaseUrl;
+  if (!databaseUrl) throw new Error('the primary test cloud has no database URL');
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'mcloud-test-'));
+  const base = loadCloudConfig(['--port', '0', '--data-dir', dataDir, '--database-url', databaseUrl], {});
+  const config = options.configure ? options.configure(base) : base;
+  const cloud = await startCloud(config, options.clock ? { clock: options.clock } : {});
+  return {
+    cloud,
+    url: cloud.url,
+    bootstrap: primary.bootstrap,
+    dataDir,
+    async stop() {
+      await cloud.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}

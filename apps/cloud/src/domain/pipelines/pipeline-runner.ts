@@ -20,7 +20,7 @@ import type { PipelineDataSource } from './pipeline-repository.ts';
  */
 
 export interface PipelineRunLimits {
-  /** Output documents per run (reference: 10,000); more fails the run. */
+  /** Output documents per run (reference: 10,000); more fails the run and writes nothing (no truncation). */
   maxOutputDocuments: number;
   /** Time budget of the run's query (reference: 5 minutes). */
   runTimeoutMs: number;
@@ -114,15 +114,22 @@ export async function executePipelineRun(
       );
       throw error;
     }
-    await markFailed(deps, run.id, failureMessage(error));
+    await markFailed(deps, run.id, failureMessage(error, deps.runLimits));
     return 'failed';
   }
 }
 
-function failureMessage(error: unknown): string {
+/** Why a run failed, for the run record (shown to users by ListDataPipelineRuns). */
+function failureMessage(error: unknown, limits: PipelineRunLimits): string {
   if (error instanceof DomainError) {
-    if (error.code === 'ResourceExhausted' && /rows/.test(error.message)) {
-      return `the run produced more than the limit of output documents per run; ${error.message}`;
+    if (error.code === 'DeadlineExceeded') {
+      return `run time: the pipeline's query did not finish within the limit of ${limits.runTimeoutMs} ms per run`;
+    }
+    if (error.code === 'ResourceExhausted' && /\brows\b/.test(error.message)) {
+      return `output: the run produced more than the limit of ${limits.maxOutputDocuments} documents per run (nothing was written); aggregate further ($group) or narrow the $match`;
+    }
+    if (error.code === 'ResourceExhausted' && /\bbytes\b/.test(error.message)) {
+      return `output: the run produced more than the limit of ${limits.maxOutputBytes} bytes per run (nothing was written); project fewer fields or aggregate further`;
     }
     return error.message;
   }

@@ -52,9 +52,16 @@ export interface PassResult {
   lateData: number;
 }
 
-export async function runSchedulerPass(deps: PipelineSchedulerDeps): Promise<PassResult> {
+/** Each step is its own short transaction; `signal` is checked between them. */
+export async function runSchedulerPass(
+  deps: PipelineSchedulerDeps,
+  signal: AbortSignal,
+): Promise<PassResult> {
+  signal.throwIfAborted();
   const timedOut = await failStaleRuns(deps);
+  signal.throwIfAborted();
   const scheduled = await planDueWindows(deps);
+  signal.throwIfAborted();
   const lateData = await rescheduleLateData(deps);
   return { scheduled, timedOut, lateData };
 }

@@ -1,7 +1,8 @@
 import { requireOrganizationRole } from '../../auth/permissions.ts';
 import type { Principal } from '../../auth/principal.ts';
-import { DomainError, invalidArgument, notFound } from '../../errors.ts';
-import { requireUuid } from '../../validate.ts';
+import { invalidArgument, notFound } from '../../errors.ts';
+import { pipelineBelongsTo, pipelineSinkSource } from '../../pipelines/pipeline-sink-source.ts';
+import { isUuid, requireUuid } from '../../validate.ts';
 import { hotStorageSource } from '../hot-storage/hot-storage-source.ts';
 import {
   type OrganizationQueryDeps,
@@ -46,14 +47,17 @@ export function mqlSourceFor(dataSource: MqlDataSource, organizationId?: string)
     case 'hot-storage':
       return hotStorageSource(organizationId);
     case 'pipeline-sink':
-      if (dataSource.pipelineId === '') {
-        throw invalidArgument('data_source.pipeline_id', 'is required when the source type is PIPELINE_SINK');
-      }
-      throw new DomainError(
-        'Unimplemented',
-        'data_source: TABULAR_DATA_SOURCE_TYPE_PIPELINE_SINK is not available yet',
-      );
+      return pipelineSinkSource(requireSinkPipelineId(dataSource.pipelineId));
   }
+}
+
+function requireSinkPipelineId(id: string): string {
+  if (id === '') {
+    throw invalidArgument('data_source.pipeline_id', 'is required when the source type is PIPELINE_SINK');
+  }
+  if (!isUuid(id))
+    throw invalidArgument('data_source.pipeline_id', 'must be a data pipeline ID (a UUID)', id);
+  return id.toLowerCase();
 }
 
 export async function tabularDataByMql(
@@ -65,6 +69,12 @@ export async function tabularDataByMql(
   const organizationId = requireUuid('organization_id', input.organizationId);
   requireOrganizationRole(principal, organizationId, 'operator');
   const source = mqlSourceFor(input.dataSource, organizationId);
+  if (input.dataSource.type === 'pipeline-sink') {
+    const pipelineId = requireSinkPipelineId(input.dataSource.pipelineId);
+    if (!(await pipelineBelongsTo(deps.db, pipelineId, organizationId))) {
+      throw notFound('data pipeline', input.dataSource.pipelineId);
+    }
+  }
   const prefix = await savedQueryStages(deps, organizationId, input.queryPrefixName);
   if (prefix.length + input.stages.length > mqlLimits.maxStages) {
     throw invalidArgument(
