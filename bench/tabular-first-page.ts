@@ -1,28 +1,37 @@
 /**
  * First-page latency of DataService.TabularDataByFilter over 1,000,000 readings.
  *
- *   node bench/tabular-first-page.ts [--readings 1000000] [--requests 200] [--warmup 30] [--server-nodelay]
+ *   node bench/tabular-first-page.ts [--readings 1000000] [--requests 200] [--warmup 30] [--profile]
  *
  * Loads readings with COPY through the same tables the ingest path writes (capture_sources rows made by
  * the ingest code's findOrCreateCaptureSource, month partitions by its ensureReadingPartitions), spread
  * over 8 sources and 6 months, VACUUM ANALYZE, then times sequential first-page requests (limit 50,
  * default sort) end to end over gRPC. The cloud runs in this process so the SQL the handler runs can be
- * captured (pg.Client.prototype.query is wrapped) and shown with EXPLAIN (ANALYZE, BUFFERS).
+ * captured (pg.Client.prototype.query is wrapped) and shown with EXPLAIN (ANALYZE, BUFFERS); the client
+ * that times the requests runs in a child process (bench/lib/first-page-client.ts, a Connect client that
+ * asks for gzip as Connect clients do by default), so its decoding does not share the server's event loop.
+ *
+ * --profile: CPU profile of this process (the server) during the timed requests, summarized into
+ * results/tabular-first-page-profiled.json (not in the README).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { type ChildProcess, fork } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import type { MessageInitShape } from '@bufbuild/protobuf';
+import { create, type MessageInitShape, toBinary } from '@bufbuild/protobuf';
 import { timestampFromMs } from '@bufbuild/protobuf/wkt';
-import type { dataPb } from '@mcloud/protocol';
+import { dataPb } from '@mcloud/protocol';
 import pg from 'pg';
 import { startCloud } from '../apps/cloud/src/cloud-app.ts';
 import { loadCloudConfig } from '../apps/cloud/src/config/cloud-config.ts';
 import { authenticate, benchClients, openPool } from './lib/clients.ts';
 import { applyServerExperiments } from './lib/experiments.ts';
+import type { FirstPageRun, FirstPageTimings } from './lib/first-page-client.ts';
 import { dayMs, loadReadings } from './lib/load-readings.ts';
-import { machineInfo, median, percentile, round, writeResult } from './lib/report.ts';
+import { type ProfileSummary, printProfile, summarizeProfile } from './lib/profile-summary.ts';
+import { machineInfo, percentile, round, writeResult } from './lib/report.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -31,6 +40,7 @@ const { values: args } = parseArgs({
     warmup: { type: 'string', default: '30' },
     'server-nodelay': { type: 'boolean', default: false },
     'server-window': { type: 'boolean', default: false },
+    profile: { type: 'boolean', default: false },
   },
 });
 const totalReadings = Number(args.readings);
@@ -40,7 +50,7 @@ const experiments = [
   ...(args['server-nodelay'] ? ['nodelay'] : []),
   ...(args['server-window'] ? ['window'] : []),
 ];
-const experimentSuffix = experiments.map((e) => `-server-${e}`).join('');
+const experimentSuffix = `${experiments.map((e) => `-server-${e}`).join('')}${args.profile ? '-profiled' : ''}`;
 const targetP50Ms = 5;
 
 // ---------------------------------------------------------------------------------------------------
@@ -85,6 +95,7 @@ const originalQuery = pg.Client.prototype.query as unknown as QueryFn;
 // ---------------------------------------------------------------------------------------------------
 
 applyServerExperiments(experiments);
+const children: ChildProcess[] = [];
 const dataDir = await mkdtemp(path.join(tmpdir(), 'mcloud-bench-'));
 const cloud = await startCloud(loadCloudConfig(['--port', '0', '--data-dir', dataDir], {}));
 const bootstrap = cloud.bootstrap;
@@ -108,22 +119,29 @@ try {
     { name: 'component_name + interval', filter: { componentName: 'sensor-2', interval } },
   ];
 
+  const client = await startTimingClient();
+  const profiler = args.profile ? await startProfiler() : undefined;
   const variantResults = [];
   for (const variant of variants) {
     const request = { dataRequest: { filter: variant.filter, limit: 50n } };
-    for (let i = 0; i < warmupCount; i++) await data.tabularDataByFilter(request);
-    const latencies: number[] = [];
-    const sqlMs: number[] = [];
-    for (let i = 0; i < requestCount; i++) {
-      capture = [];
-      const began = performance.now();
-      const response = await data.tabularDataByFilter(request);
-      latencies.push(performance.now() - began);
-      sqlMs.push(capture.reduce((sum, q) => sum + q.ms, 0));
-      capture = undefined;
-      if (response.data.length !== 50)
-        throw new Error(`${variant.name}: expected 50 rows, got ${response.data.length}`);
-    }
+    const encoded = toBinary(
+      dataPb.TabularDataByFilterRequestSchema,
+      create(dataPb.TabularDataByFilterRequestSchema, request),
+    );
+    capture = [];
+    const timings = await client.run({
+      type: 'run',
+      url: cloud.url,
+      token,
+      request: Buffer.from(encoded).toString('base64'),
+      warmup: warmupCount,
+      count: requestCount,
+    });
+    // Warm-up and timed requests alike run the same statements: SQL time per request is their mean.
+    const sqlMsPerRequest = capture.reduce((sum, q) => sum + q.ms, 0) / (warmupCount + requestCount);
+    capture = undefined;
+    const latencies = timings.latencies;
+    if (timings.rows !== 50) throw new Error(`${variant.name}: expected 50 rows, got ${timings.rows}`);
     // One more request to capture its SQL, then EXPLAIN ANALYZE each statement with the same parameters.
     capture = [];
     await data.tabularDataByFilter(request);
@@ -148,13 +166,13 @@ try {
       p95Ms: round(percentile(latencies, 95), 2),
       p99Ms: round(percentile(latencies, 99), 2),
       meanMs: round(latencies.reduce((a, b) => a + b, 0) / latencies.length, 2),
-      sqlP50Ms: round(median(sqlMs), 2),
+      sqlMeanMs: round(sqlMsPerRequest, 2),
       statementsPerRequest: queries.length,
       plans,
     };
     variantResults.push(result);
     console.log(
-      `\n${variant.name}: p50 ${result.p50Ms} ms, p95 ${result.p95Ms} ms, p99 ${result.p99Ms} ms (SQL round trips p50 ${result.sqlP50Ms} ms over ${queries.length} statements)`,
+      `\n${variant.name}: p50 ${result.p50Ms} ms, p95 ${result.p95Ms} ms, p99 ${result.p99Ms} ms (SQL round trips ${result.sqlMeanMs} ms per request over ${queries.length} statements)`,
     );
     for (const plan of plans) {
       console.log(`  SQL: ${plan.sql.slice(0, 400)}${plan.sql.length > 400 ? '…' : ''}`);
@@ -163,6 +181,9 @@ try {
     }
   }
 
+  await client.stop();
+  const profile = profiler ? await profiler.stop() : undefined;
+  if (profile) printProfile(profile);
   console.log('\nsummary (limit 50, default sort, sequential requests over gRPC/h2c):');
   for (const v of variantResults) console.log(`  ${v.name.padEnd(28)} p50 ${v.p50Ms} ms  p95 ${v.p95Ms} ms`);
   writeResult({
@@ -176,6 +197,8 @@ try {
       warmupPerVariant: warmupCount,
       limit: 50,
       serverExperiments: experiments,
+      client: 'Connect gRPC client (accepts gzip) in a child process; latency includes decoding',
+      profiled: args.profile,
     },
     figures: variantResults.map((v) => ({
       metric: `TabularDataByFilter first page (50), ${v.name}: p50 / p95`,
@@ -184,9 +207,63 @@ try {
       met: v.p50Ms <= targetP50Ms,
     })),
     variants: variantResults,
+    ...(profile ? { profile } : {}),
   });
 } finally {
+  for (const child of children) child.kill();
   await pool.end();
   await cloud.stop();
   await rm(dataDir, { recursive: true, force: true });
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+/** The timing client in a child process (killed in `finally` if the bench fails). */
+async function startTimingClient(): Promise<{
+  run(run: FirstPageRun): Promise<FirstPageTimings>;
+  stop(): Promise<void>;
+}> {
+  const child = fork(path.join(import.meta.dirname, 'lib', 'first-page-client.ts'), [], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  children.push(child);
+  const exited = new Promise<never>((_, reject) =>
+    child.once('exit', (code) => reject(new Error(`timing client exited (code ${code})`))),
+  );
+  exited.catch(() => {});
+  return {
+    run(run) {
+      const answered = new Promise<FirstPageTimings>((resolve, reject) =>
+        child.once('message', (message: FirstPageTimings | { type: 'error'; message: string }) =>
+          message.type === 'latencies' ? resolve(message) : reject(new Error(message.message)),
+        ),
+      );
+      child.send(run);
+      return Promise.race([answered, exited]);
+    },
+    async stop() {
+      child.removeAllListeners('exit');
+      const gone = new Promise((resolve) => child.once('exit', resolve));
+      child.send({ type: 'exit' });
+      await gone;
+    },
+  };
+}
+
+/** Samples this process (the server) every 200 µs until `stop`, then summarizes the profile. */
+async function startProfiler(): Promise<{ stop(): Promise<ProfileSummary> }> {
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 200 });
+  await session.post('Profiler.start');
+  return {
+    async stop() {
+      const { profile } = await session.post('Profiler.stop');
+      session.disconnect();
+      const file = path.join(dataDir, 'server.cpuprofile');
+      await writeFile(file, JSON.stringify(profile));
+      return summarizeProfile(file);
+    },
+  };
 }

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import { connectNodeAdapter } from '@connectrpc/connect-node';
-import { applyCors, listen } from '@mcloud/rpc-server';
+import { compressionBrotli, connectNodeAdapter } from '@connectrpc/connect-node';
+import { applyCors, createInlineGzip, listen } from '@mcloud/rpc-server';
 import { createAuthInterceptor, createErrorInterceptor } from './api/interceptors.ts';
 import { registerRoutes } from './api/routes.ts';
 import { type BootstrapFile, bootstrapIfEmpty } from './bootstrap.ts';
@@ -115,6 +115,8 @@ export async function startCloud(
       ],
       readMaxBytes: config.maxMessageBytes,
       writeMaxBytes: config.maxMessageBytes,
+      // Small messages are (de)compressed inline: thread-pool hand-offs cost more latency than gzip itself.
+      acceptCompression: [createInlineGzip(), compressionBrotli],
       // Plain HTTP routes get the real Node response object (Connect's type hides `write`).
       fallback: (req, res) => handleHttpRoutes(deps, req, res as unknown as ServerResponse),
     });

@@ -1,26 +1,15 @@
 import type { Queryable } from '../../../infra/postgres/database.ts';
 import { fileIdOf } from '../ingest/binary-data-id.ts';
-import type { BinaryItem, BoundingBox, JsonRecord } from './capture-metadata.ts';
-import { microsOrUndefined } from './capture-metadata.ts';
+import type { BinaryItem, BoundingBox, CaptureMetadataRow } from './capture-metadata.ts';
+import { captureMetadataFromRow, microsOrUndefined } from './capture-metadata.ts';
 import type { PageCursor } from './page-cursor.ts';
 import { allOf, microsOfSql, type SqlParams, timestampFromMicrosSql } from './sql-params.ts';
 
-interface BinaryRow {
+interface BinaryRow extends CaptureMetadataRow {
   id: string;
-  organization_id: string;
-  location_id: string;
-  robot_id: string;
-  part_id: string;
-  robot_name: string | null;
-  part_name: string | null;
-  component_type: string;
-  component_name: string;
-  method_name: string;
-  method_parameters: JsonRecord;
   file_name: string;
   file_ext: string;
   mime_type: string;
-  tags: string[];
   dataset_ids: string[];
   captured_us: string;
   time_requested_us: string | null;
@@ -47,20 +36,7 @@ function itemFromRow(row: BinaryRow): BinaryItem {
   return {
     fileId: fileIdOf(row.id),
     binaryDataId: row.id,
-    metadata: {
-      organizationId: row.organization_id,
-      locationId: row.location_id,
-      robotName: row.robot_name ?? '',
-      robotId: row.robot_id,
-      partName: row.part_name ?? '',
-      partId: row.part_id,
-      componentType: row.component_type,
-      componentName: row.component_name,
-      methodName: row.method_name,
-      methodParameters: row.method_parameters ?? {},
-      tags: row.tags,
-      mimeType: row.mime_type,
-    },
+    metadata: captureMetadataFromRow(row, row.mime_type),
     fileName: row.file_name,
     fileExt: row.file_ext,
     datasetIds: row.dataset_ids,

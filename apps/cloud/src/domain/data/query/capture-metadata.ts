@@ -19,6 +19,38 @@ export interface CaptureMetadata {
   mimeType: string;
 }
 
+/** Columns a row carries for its capture metadata (capture sources and binary items alike). */
+export interface CaptureMetadataRow {
+  organization_id: string;
+  location_id: string;
+  robot_id: string;
+  part_id: string;
+  robot_name: string | null;
+  part_name: string | null;
+  component_type: string;
+  component_name: string;
+  method_name: string;
+  method_parameters: JsonRecord;
+  tags: string[];
+}
+
+export function captureMetadataFromRow(row: CaptureMetadataRow, mimeType: string): CaptureMetadata {
+  return {
+    organizationId: row.organization_id,
+    locationId: row.location_id,
+    robotName: row.robot_name ?? '',
+    robotId: row.robot_id,
+    partName: row.part_name ?? '',
+    partId: row.part_id,
+    componentType: row.component_type,
+    componentName: row.component_name,
+    methodName: row.method_name,
+    methodParameters: row.method_parameters ?? {},
+    tags: row.tags,
+    mimeType,
+  };
+}
+
 export interface BoundingBox {
   id: string;
   label: string;

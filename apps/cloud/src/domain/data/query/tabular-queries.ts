@@ -19,6 +19,7 @@ import {
   countReadings,
   type ReadingsKey,
   selectReadingsPage,
+  selectReadingsPageWithSources,
   selectSourceIds,
   selectSources,
 } from './tabular-repository.ts';
@@ -86,7 +87,13 @@ export async function tabularDataByFilter(
     return { ...empty, count, totalSizeBytes: sizeBytes };
   }
   const limit = effectiveLimit(request.limit, pageLimits.maxTabularLimit);
-  const found = await selectReadingsPage(deps.db, { key, window, order: request.order, after, limit });
+  const { readings: found, sources } = await selectReadingsPageWithSources(deps.db, {
+    key,
+    window,
+    order: request.order,
+    after,
+    limit,
+  });
   const readings: TabularReading[] = [];
   let bytes = 0;
   for (const reading of found) {
@@ -94,7 +101,6 @@ export async function tabularDataByFilter(
     bytes += reading.sizeBytes;
     readings.push(reading);
   }
-  const sources = await selectSources(deps.db, [...new Set(readings.map((reading) => reading.sourceId))]);
   const metadata: CaptureMetadata[] = [];
   const indexOfSource = new Map<string, number>();
   const page = readings.map((reading) => {

@@ -2,7 +2,7 @@ import type { Queryable } from '../../../infra/postgres/database.ts';
 import { preparedQuery } from '../../../infra/postgres/prepared-query.ts';
 import type { SortOrder } from './binary-data-repository.ts';
 import type { CaptureMetadata, JsonRecord, TabularReading } from './capture-metadata.ts';
-import { microsOrUndefined } from './capture-metadata.ts';
+import { type CaptureMetadataRow, captureMetadataFromRow, microsOrUndefined } from './capture-metadata.ts';
 import type { EpochMicros } from './data-filter.ts';
 import type { PageCursor } from './page-cursor.ts';
 import { allOf, createSqlParams, microsOfSql, type SqlParams, timestampFromMicrosSql } from './sql-params.ts';
@@ -23,56 +23,34 @@ export async function selectSourceIds(
   return result.rows.map((row) => row.id);
 }
 
+interface SourceRow extends CaptureMetadataRow {
+  id: string;
+}
+
+// Columns of a capture source with its machine and part names (aliases `s`, `rb`, `pt`).
+const sourceColumns = `s.organization_id, s.location_id, s.robot_id, s.part_id, rb.name AS robot_name,
+  pt.name AS part_name, s.component_type, s.component_name, s.method_name, s.method_parameters, s.tags`;
+const sourceJoins = `capture_sources s
+  LEFT JOIN robots rb ON rb.id = s.robot_id
+  LEFT JOIN robot_parts pt ON pt.id = s.part_id`;
+
+function sourceFromRow(row: SourceRow): CaptureSource {
+  return { id: row.id, ...captureMetadataFromRow(row, '') };
+}
+
 /** Capture sources with their machine and part names, keyed by source ID. */
 export async function selectSources(
   db: Queryable,
   ids: readonly string[],
 ): Promise<Map<string, CaptureSource>> {
   if (ids.length === 0) return new Map();
-  const result = await db.query<{
-    id: string;
-    organization_id: string;
-    location_id: string;
-    robot_id: string;
-    part_id: string;
-    robot_name: string | null;
-    part_name: string | null;
-    component_type: string;
-    component_name: string;
-    method_name: string;
-    method_parameters: JsonRecord;
-    tags: string[];
-  }>(
+  const result = await db.query<SourceRow>(
     preparedQuery(
-      `SELECT s.id::text AS id, s.organization_id, s.location_id, s.robot_id, s.part_id, r.name AS robot_name,
-              p.name AS part_name, s.component_type, s.component_name, s.method_name, s.method_parameters, s.tags
-         FROM capture_sources s
-         LEFT JOIN robots r ON r.id = s.robot_id
-         LEFT JOIN robot_parts p ON p.id = s.part_id
-        WHERE s.id = ANY($1::bigint[])`,
+      `SELECT s.id::text AS id, ${sourceColumns} FROM ${sourceJoins} WHERE s.id = ANY($1::bigint[])`,
       [ids],
     ),
   );
-  return new Map(
-    result.rows.map((row) => [
-      row.id,
-      {
-        id: row.id,
-        organizationId: row.organization_id,
-        locationId: row.location_id,
-        robotName: row.robot_name ?? '',
-        robotId: row.robot_id,
-        partName: row.part_name ?? '',
-        partId: row.part_id,
-        componentType: row.component_type,
-        componentName: row.component_name,
-        methodName: row.method_name,
-        methodParameters: row.method_parameters ?? {},
-        tags: row.tags,
-        mimeType: '',
-      },
-    ]),
-  );
+  return new Map(result.rows.map((row) => [row.id, sourceFromRow(row)]));
 }
 
 /**
@@ -125,16 +103,21 @@ function windowConditions(window: ReadingsWindow, params: SqlParams): string[] {
   return conditions;
 }
 
+export interface ReadingsPageQuery {
+  key: ReadingsKey;
+  window: ReadingsWindow;
+  order: SortOrder;
+  after?: PageCursor;
+  limit: number;
+}
+
 /**
- * One keyset page of readings, newest or oldest first. Each key (an organization or a capture source)
- * is probed through its index with the limit pushed down (a LATERAL per key, so each probe is an
- * ordered index scan that stops after `limit` rows), then the per-key heads are merged.
+ * SQL of one keyset page of readings, newest or oldest first; rows carry `sort_time` and `sort_id`.
+ * Each key (an organization or a capture source) is probed through its index with the limit pushed down
+ * (a LATERAL per key, so each probe is an ordered index scan that stops after `limit` rows), then the
+ * per-key heads are merged.
  */
-export async function selectReadingsPage(
-  db: Queryable,
-  query: { key: ReadingsKey; window: ReadingsWindow; order: SortOrder; after?: PageCursor; limit: number },
-): Promise<TabularReading[]> {
-  const params = createSqlParams();
+function readingsPageSql(query: ReadingsPageQuery, params: SqlParams): { sql: string; direction: string } {
   const direction = query.order === 'ascending' ? 'ASC' : 'DESC';
   const conditions = windowConditions(query.window, params);
   if (query.after) {
@@ -156,16 +139,59 @@ export async function selectReadingsPage(
   }
   const limit = params.add(query.limit);
   const order = `ORDER BY r.captured_at ${direction}, r.id ${direction}`;
+  const columns = `${readingColumns}, r.captured_at AS sort_time, r.id AS sort_id`;
   const sql =
     (key.kind === 'organizations' ? key.organizationIds.length : key.sourceIds.length) === 1
-      ? `SELECT ${readingColumns} FROM readings r
+      ? `SELECT ${columns} FROM readings r
           WHERE ${keyColumn} = (SELECT k FROM ${keyList} AS k) AND ${allOf(conditions)} ${order} LIMIT ${limit}`
       : `SELECT r.* FROM ${keyList} AS k(key) CROSS JOIN LATERAL (
-           SELECT ${readingColumns}, r.captured_at AS sort_time, r.id AS sort_id FROM readings r
+           SELECT ${columns} FROM readings r
             WHERE ${keyColumn} = k.key AND ${allOf(conditions)} ${order} LIMIT ${limit}) r
           ORDER BY r.sort_time ${direction}, r.sort_id ${direction} LIMIT ${limit}`;
+  return { sql, direction };
+}
+
+/** One keyset page of readings, newest or oldest first. */
+export async function selectReadingsPage(db: Queryable, query: ReadingsPageQuery): Promise<TabularReading[]> {
+  const params = createSqlParams();
+  const { sql } = readingsPageSql(query, params);
   const result = await db.query<ReadingRow>(preparedQuery(sql, params.values));
   return result.rows.map(readingFromRow);
+}
+
+export interface ReadingsPageWithSources {
+  readings: TabularReading[];
+  /** The capture source of every reading on the page, keyed by source ID. */
+  sources: Map<string, CaptureSource>;
+}
+
+/**
+ * A page as `selectReadingsPage` returns it together with the capture sources of its readings, in one
+ * statement (one round trip): each source's metadata rides on the first of its readings in page order
+ * (so it is there for every prefix of the page), the other rows carry NULLs.
+ */
+export async function selectReadingsPageWithSources(
+  db: Queryable,
+  query: ReadingsPageQuery,
+): Promise<ReadingsPageWithSources> {
+  const params = createSqlParams();
+  const { sql: pageSql, direction } = readingsPageSql(query, params);
+  const order = `p.sort_time ${direction}, p.sort_id ${direction}`;
+  const sql = `WITH page AS (${pageSql})
+    SELECT p.id, p.source_id, p.captured_us, p.time_requested_us, p.time_received_us, p.synced_us,
+           p.size_bytes, p.data, m.* FROM (
+      SELECT page.*, row_number() OVER (PARTITION BY page.source_id ORDER BY page.sort_time ${direction}, page.sort_id ${direction}) AS nth
+        FROM page) p
+    LEFT JOIN LATERAL (SELECT ${sourceColumns} FROM ${sourceJoins} WHERE p.nth = 1 AND s.id = p.source_id::bigint) m ON true
+    ORDER BY ${order}`;
+  const result = await db.query<ReadingRow & Partial<SourceRow>>(preparedQuery(sql, params.values));
+  const sources = new Map<string, CaptureSource>();
+  const readings = result.rows.map((row) => {
+    if (row.organization_id != null)
+      sources.set(row.source_id, sourceFromRow({ ...row, id: row.source_id } as SourceRow));
+    return readingFromRow(row);
+  });
+  return { readings, sources };
 }
 
 export async function countReadings(
