@@ -12,8 +12,13 @@ import { createMachineRuntime } from './domain/machines/machine-runtime.ts';
 import { enqueuePipelineRun, registerPipelineRunHandler } from './domain/pipelines/pipeline-jobs.ts';
 import { createPipelineSchedulerLoop } from './domain/pipelines/pipeline-scheduler-loop.ts';
 import { type Clock, systemClock } from './domain/shared/clock.ts';
+import {
+  createTriggerDeliveryRuntime,
+  type TriggerDeliveryRuntime,
+} from './domain/triggers/delivery/trigger-delivery-runtime.ts';
 import { createMachineEventTriggers } from './domain/triggers/machine-event-triggers.ts';
 import { createPartTriggersCache } from './domain/triggers/part-triggers.ts';
+import { triggerDeliveryJob } from './domain/triggers/trigger-delivery.ts';
 import { createUploadTriggers } from './domain/triggers/upload-triggers.ts';
 import { handleHttpRoutes } from './http/http-routes.ts';
 import { createBlobStore } from './infra/blobs/index.ts';
@@ -55,6 +60,7 @@ export async function startCloud(
   const blobs = createBlobStore(config.blobs);
   let notifications: NotificationListener | undefined;
   let jobs: JobQueue | undefined;
+  let triggerDelivery: TriggerDeliveryRuntime | undefined;
   try {
     const authenticator = await createAuthenticator(storage.db, clock);
     const machineEventObservers: MachineEventObserver[] = [];
@@ -90,12 +96,21 @@ export async function startCloud(
       }),
     };
     jobs = deps.jobs;
+    triggerDelivery = createTriggerDeliveryRuntime({
+      db: storage.db,
+      clock,
+      logs: machines.logs,
+      smtp: config.smtp,
+      settings: () => deps.config.triggerDelivery,
+      onError: (message, error) => logger.error(message, error),
+    });
     // Job handlers are registered here, before the queue starts (every replica registers the same ones).
     registerPipelineRunHandler(
       jobs,
       { db: storage.db, clock, runLimits: config.pipelines.runLimits },
       (message) => logger.error(message),
     );
+    jobs.register(triggerDeliveryJob, triggerDelivery.handler);
     await jobs.start();
     const pipelineScheduler = createPipelineSchedulerLoop({
       deps: {
@@ -135,6 +150,7 @@ export async function startCloud(
     const bootstrap = await bootstrapIfEmpty(storage.db, config.dataDir, url);
     machines.start();
     pipelineScheduler.start();
+    triggerDelivery.start();
     return {
       url,
       port: listener.port,
@@ -146,6 +162,7 @@ export async function startCloud(
         await pipelineScheduler.stop();
         await listener.close(config.shutdownTimeoutMs);
         await jobs?.stop();
+        await triggerDelivery?.stop();
         await notifications?.close();
         await blobs.close();
         await storage.close();
@@ -153,6 +170,7 @@ export async function startCloud(
     };
   } catch (error) {
     await jobs?.stop();
+    await triggerDelivery?.stop();
     await notifications?.close();
     await blobs.close();
     await storage.close();

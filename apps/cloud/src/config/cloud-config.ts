@@ -10,6 +10,10 @@ import {
   defaultPipelineSchedulerSettings,
   type PipelineSchedulerSettings,
 } from '../domain/pipelines/pipeline-scheduler.ts';
+import {
+  defaultTriggerDeliverySettings,
+  type TriggerDeliverySettings,
+} from '../domain/triggers/delivery/trigger-delivery-settings.ts';
 import type { BlobStoreConfig } from '../infra/blobs/index.ts';
 
 /** Everything the cloud needs to start, parsed once: flags > environment > config file > defaults. */
@@ -40,6 +44,10 @@ export interface CloudConfig {
   machineTls: { certFile: string; keyFile: string } | undefined;
   /** Data pipelines: per-run caps, the scheduler's settings and how often this replica runs a pass. */
   pipelines: PipelineConfig;
+  /** Outgoing mail for email triggers (`smtp://` or `smtps://`, may carry credentials: never log it). */
+  smtp: { url: string; from: string } | undefined;
+  /** Webhook/email delivery of triggers: timeouts, retry backoff and window, retention. */
+  triggerDelivery: TriggerDeliverySettings;
 }
 
 export interface PipelineConfig {
@@ -77,6 +85,8 @@ const flagOptions = {
   'pipeline-stale-run-after-ms': { type: 'string' },
   'pipeline-windows-per-pass': { type: 'string' },
   'pipeline-late-data-lookback-ms': { type: 'string' },
+  'smtp-url': { type: 'string' },
+  'smtp-from': { type: 'string' },
 } as const;
 
 type FileConfig = Partial<Record<keyof typeof flagOptions, string>> & {
@@ -112,6 +122,8 @@ const envNames: Record<keyof typeof flagOptions, string> = {
   'pipeline-stale-run-after-ms': 'MCLOUD_PIPELINE_STALE_RUN_AFTER_MS',
   'pipeline-windows-per-pass': 'MCLOUD_PIPELINE_WINDOWS_PER_PASS',
   'pipeline-late-data-lookback-ms': 'MCLOUD_PIPELINE_LATE_DATA_LOOKBACK_MS',
+  'smtp-url': 'MCLOUD_SMTP_URL',
+  'smtp-from': 'MCLOUD_SMTP_FROM',
 };
 
 export class ConfigError extends Error {}
@@ -169,6 +181,8 @@ export function loadCloudConfig(args: string[], env: NodeJS.ProcessEnv = process
     machineTls:
       machineCertFile && machineKeyFile ? { certFile: machineCertFile, keyFile: machineKeyFile } : undefined,
     pipelines: pipelineConfig(pick),
+    smtp: smtpConfig(pick('smtp-url'), pick('smtp-from')),
+    triggerDelivery: { ...defaultTriggerDeliverySettings },
   };
 }
 
@@ -203,6 +217,31 @@ function pipelineConfig(pick: (name: keyof typeof flagOptions) => string | undef
     scheduler: settings,
     schedulerIntervalMs: value('pipeline-scheduler-interval-ms', 15_000, true),
   };
+}
+
+function smtpConfig(url: string | undefined, from: string | undefined): CloudConfig['smtp'] {
+  if (!url) {
+    if (from) throw new ConfigError('--smtp-from needs --smtp-url');
+    return undefined;
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new ConfigError(
+      '--smtp-url must be a URL like smtp://user:password@host:587 (got an unparsable value)',
+    );
+  }
+  if (parsed.protocol !== 'smtp:' && parsed.protocol !== 'smtps:') {
+    throw new ConfigError(
+      `--smtp-url must start with smtp:// or smtps:// (got ${JSON.stringify(parsed.protocol)})`,
+    );
+  }
+  const sender = from ?? `Machine Cloud <mcloud@${parsed.hostname || 'localhost'}>`;
+  if (!/@[^\s@>]+/.test(sender)) {
+    throw new ConfigError(`--smtp-from must contain an email address (got ${JSON.stringify(sender)})`);
+  }
+  return { url, from: sender };
 }
 
 function blobConfig(

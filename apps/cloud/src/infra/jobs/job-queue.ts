@@ -37,6 +37,11 @@ export type JobHandler = (payload: unknown, context: JobContext) => Promise<void
 export interface AddJobOptions {
   /** Not before this time (default: now). */
   runAt?: Date;
+  /**
+   * Not before this many milliseconds from now by the DATABASE clock (ignored when `runAt` is given):
+   * delays stay right when the caller's injected clock differs from the database's.
+   */
+  runAfterMs?: number;
   /** A job with the same key replaces a pending one (graphile-worker `job_key`, mode `replace`). */
   jobKey?: string;
   /** Runs of this job row before it is left failed (default 25). */
@@ -59,7 +64,8 @@ export async function addJob(
 ): Promise<string> {
   const result = await tx.query<{ id: string }>(
     `SELECT (graphile_worker.add_job(
-       identifier => $1::text, payload => $2::json, queue_name => $3::text, run_at => $4::timestamptz,
+       identifier => $1::text, payload => $2::json, queue_name => $3::text,
+       run_at => coalesce($4::timestamptz, clock_timestamp() + $8::double precision * interval '1 millisecond'),
        max_attempts => $5::int, job_key => $6::text, priority => $7::int)).id::text AS id`,
     [
       name,
@@ -69,6 +75,7 @@ export async function addJob(
       options.maxAttempts ?? null,
       options.jobKey ?? null,
       options.priority ?? null,
+      options.runAfterMs ?? null,
     ],
   );
   return result.rows[0]?.id as string;

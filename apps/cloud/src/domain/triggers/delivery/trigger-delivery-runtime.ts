@@ -1,0 +1,62 @@
+import type { JobHandler } from '../../../infra/jobs/job-queue.ts';
+import { createMailer, type Mailer } from '../../../infra/mail/mailer.ts';
+import type { Database } from '../../../infra/postgres/database.ts';
+import type { LogsContext } from '../../logs/part-logs.ts';
+import type { Clock } from '../../shared/clock.ts';
+import { applyDeliveryRetention } from './delivery-retention.ts';
+import { createTriggerDeliveryHandler } from './trigger-delivery-handler.ts';
+import type { TriggerDeliverySettings } from './trigger-delivery-settings.ts';
+
+/** Trigger delivery in one process: the `trigger-delivery` job handler, the mailer and the retention task. */
+export interface TriggerDeliveryRuntime {
+  /** Register on the job queue under `triggerDeliveryJob` before it starts. */
+  handler: JobHandler;
+  /** One retention pass now (the background task runs it every `retentionIntervalMs`). */
+  applyRetention(): Promise<number>;
+  start(): void;
+  stop(): Promise<void>;
+}
+
+export function createTriggerDeliveryRuntime(options: {
+  db: Database;
+  clock: Clock;
+  logs: LogsContext;
+  smtp: { url: string; from: string } | undefined;
+  settings: () => TriggerDeliverySettings;
+  onError: (message: string, error?: unknown) => void;
+}): TriggerDeliveryRuntime {
+  const { db, clock, settings, onError } = options;
+  const mailer: Mailer | undefined = options.smtp
+    ? createMailer({
+        smtpUrl: options.smtp.url,
+        from: options.smtp.from,
+        timeoutMs: settings().requestTimeoutMs,
+      })
+    : undefined;
+  const handler = createTriggerDeliveryHandler({ db, clock, settings, mailer, logs: options.logs, onError });
+  const applyRetention = () => applyDeliveryRetention(db, clock, settings().retentionDays);
+  let timer: NodeJS.Timeout | undefined;
+  const running = new Set<Promise<unknown>>();
+  const track = (work: Promise<unknown>) => {
+    const tracked = work
+      .catch((error) => onError('trigger delivery retention', error))
+      .finally(() => running.delete(tracked));
+    running.add(tracked);
+  };
+  return {
+    handler,
+    applyRetention,
+    start() {
+      if (timer) return;
+      track(applyRetention());
+      timer = setInterval(() => track(applyRetention()), settings().retentionIntervalMs);
+      timer.unref();
+    },
+    async stop() {
+      if (timer) clearInterval(timer);
+      timer = undefined;
+      await Promise.allSettled([...running]);
+      mailer?.close();
+    },
+  };
+}
