@@ -46,13 +46,17 @@ function isConstantKey(value: MqlValue): boolean {
 
 /**
  * Accumulator arguments computed once per row: the previous relation is wrapped as
- * `(SELECT s1.*, <argument> AS h0 … FROM s1 OFFSET 0) AS s1` (OFFSET 0 keeps PostgreSQL from folding the
- * expressions back into every use), so `$avg` and `$max` of one path walk the JSON once, and existing
- * references to `s1.fN` stay valid.
+ * `(SELECT s1.f6, <argument> AS h0 … FROM s1 OFFSET 0) AS s1` (OFFSET 0 keeps PostgreSQL from folding the
+ * expressions back into every use), so an expensive argument used by several accumulators is computed once;
+ * the wrapper selects only the columns the stage references, so the source's other columns (e.g. the
+ * view's `_id`) are never computed. PostgreSQL does not run a GROUP BY over such a subquery with parallel
+ * workers, so cheap arguments — a column, a field path through objects (`SqlExpr.cheap`) — are not hoisted:
+ * evaluating `data #> '{readings,x}'` twice costs less than giving up the parallel plan.
  */
 interface ArgumentHoist {
   hoist(expr: SqlExpr): SqlExpr;
-  from(): string | undefined;
+  /** The FROM item, given every SQL fragment of the stage that reads the previous relation. */
+  from(input: PipelineState, stageSql: readonly string[]): string | undefined;
 }
 
 function createArgumentHoist(relation: string): ArgumentHoist {
@@ -60,7 +64,7 @@ function createArgumentHoist(relation: string): ArgumentHoist {
   const names = new Map<string, string>();
   return {
     hoist(expr) {
-      if (expr.type !== 'jsonb' || /^\w+\.\w+$/.test(expr.sql)) return expr;
+      if (expr.type !== 'jsonb' || expr.cheap || /^\w+\.\w+$/.test(expr.sql)) return expr;
       let name = names.get(expr.sql);
       if (!name) {
         name = `h${items.length}`;
@@ -69,10 +73,24 @@ function createArgumentHoist(relation: string): ArgumentHoist {
       }
       return jsonbExpr(`${relation}.${name}`);
     },
-    from: () =>
-      items.length
-        ? `(SELECT ${relation}.*, ${items.join(', ')} FROM ${relation} OFFSET 0) AS ${relation}`
-        : undefined,
+    from(input, stageSql) {
+      if (!items.length) return undefined;
+      // Columns of the previous relation the stage refers to (a string literal that happens to look like a
+      // reference only adds an existing column).
+      const columns = new Set([
+        ...input.fields.map((field) => field.column),
+        ...input.order.map((key) => key.column),
+        ...(input.rest ? [input.rest] : []),
+      ]);
+      const used = new Set<string>();
+      const reference = new RegExp(`\\b${relation}\\.(\\w+)\\b`, 'g');
+      for (const sql of stageSql) {
+        for (const match of sql.matchAll(reference)) {
+          if (columns.has(match[1] as string)) used.add(`${relation}.${match[1]}`);
+        }
+      }
+      return `(SELECT ${[...used, ...items].join(', ')} FROM ${relation} OFFSET 0) AS ${relation}`;
+    },
   };
 }
 
@@ -177,9 +195,10 @@ export function compileGroup(stage: MqlStage, input: PipelineState, builder: Pip
   const idSpec = stage.spec._id as MqlValue;
   const hoisted = createArgumentHoist(input.relation);
   const accumulators = accumulatorFields(stage.spec, scope, input, '_id', hoisted);
-  const from = hoisted.from();
+  const usedSql = accumulators.map((field) => field.expr.sql);
   if (isConstantKey(idSpec)) {
     const id = compileExpression(idSpec, scope);
+    const from = hoisted.from(input, [id.sql, ...usedSql]);
     return builder.emit(input, {
       ...(from ? { from } : {}),
       fields: [{ name: '_id', expr: id }, ...accumulators],
@@ -189,6 +208,7 @@ export function compileGroup(stage: MqlStage, input: PipelineState, builder: Pip
     });
   }
   const key = groupKey(compileExpression(idSpec, scope));
+  const from = hoisted.from(input, [key.sql, ...usedSql]);
   return builder.emit(input, {
     ...(from ? { from } : {}),
     fields: [{ name: '_id', expr: key }, ...accumulators],
@@ -270,11 +290,12 @@ export function compileBucket(
   if (!isPlainObject(output)) throw invalidArgument(at, 'output must be a document of accumulators');
   const hoisted = createArgumentHoist(input.relation);
   const accumulators = accumulatorFields(output, scope, input, '', hoisted);
-  const from = hoisted.from();
+  const order = `min(CASE ${indexes.join(' ')} ELSE ${bounds.length} END)`;
+  const from = hoisted.from(input, [id.sql, order, ...accumulators.map((field) => field.expr.sql)]);
   return builder.emit(input, {
     ...(from ? { from } : {}),
     fields: [{ name: '_id', expr: id }, ...accumulators],
     groupBy: [id.sql],
-    order: [{ sql: `min(CASE ${indexes.join(' ')} ELSE ${bounds.length} END)`, descending: false }],
+    order: [{ sql: order, descending: false }],
   });
 }

@@ -12,6 +12,8 @@ export interface SqlExpr {
   type: SqlType;
   /** For typed values: SQL NULL means the field is missing (true) or null (false). jsonb: always missing. */
   nullIsMissing: boolean;
+  /** A field path through objects (`doc #> '{a,b}'`): cheap enough to evaluate more than once per row. */
+  cheap?: boolean;
 }
 
 export function jsonbExpr(sql: string): SqlExpr {
