@@ -96,6 +96,8 @@ const order = [
   'machine-config-push',
   'query-mql',
   'query-sql',
+  'trigger-latency',
+  'part-offline',
 ];
 const rank = (name: string) => {
   const base = order.findIndex((o) => name.startsWith(o));

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { AuthedClients } from '../support/connect-clients.ts';
 import type { TestCloud } from '../support/test-cloud.ts';
 
@@ -57,3 +59,69 @@ export const hook = (name: string, extra: Record<string, unknown> = {}) => ({
   value: `http://127.0.0.1:9/${name}`,
   ...extra,
 });
+
+export interface ReceivedRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+  /** performance.now() of this process when the request ended. */
+  atMs: number;
+}
+
+export interface WebhookReceiver {
+  url: string;
+  requests: ReceivedRequest[];
+  /** Resolves once `count` requests matching `filter` arrived (rejects after `timeoutMs`). */
+  waitFor(
+    count: number,
+    filter?: (r: ReceivedRequest) => boolean,
+    timeoutMs?: number,
+  ): Promise<ReceivedRequest[]>;
+  close(): Promise<void>;
+}
+
+/** A real local HTTP server recording every request (answers 200, or `status(path)`). */
+export async function startWebhookReceiver(
+  status: (path: string) => number = () => 200,
+): Promise<WebhookReceiver> {
+  const requests: ReceivedRequest[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const path = req.url ?? '/';
+      requests.push({
+        method: req.method ?? '',
+        path,
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        atMs: performance.now(),
+      });
+      res.statusCode = status(path);
+      res.end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    async waitFor(count, filter = () => true, timeoutMs = 15_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const matching = requests.filter(filter);
+        if (matching.length >= count) return matching;
+        if (Date.now() > deadline)
+          throw new Error(
+            `expected ${count} webhook requests, got ${matching.length} within ${timeoutMs} ms`,
+          );
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
