@@ -7,6 +7,10 @@ import { type BootstrapFile, bootstrapIfEmpty } from './bootstrap.ts';
 import type { CloudDeps } from './cloud-deps.ts';
 import type { CloudConfig } from './config/cloud-config.ts';
 import { createAuthenticator } from './domain/auth/authenticator.ts';
+import {
+  createHotStorageExpiry,
+  type HotStorageExpiry,
+} from './domain/data/hot-storage/hot-storage-expiry.ts';
 import type { MachineEventObserver } from './domain/machines/machine-events.ts';
 import { createMachineRuntime } from './domain/machines/machine-runtime.ts';
 import { enqueuePipelineRun, registerPipelineRunHandler } from './domain/pipelines/pipeline-jobs.ts';
@@ -61,6 +65,7 @@ export async function startCloud(
   let notifications: NotificationListener | undefined;
   let jobs: JobQueue | undefined;
   let triggerDelivery: TriggerDeliveryRuntime | undefined;
+  let hotStorageExpiry: HotStorageExpiry | undefined;
   try {
     const authenticator = await createAuthenticator(storage.db, clock);
     const machineEventObservers: MachineEventObserver[] = [];
@@ -94,7 +99,14 @@ export async function startCloud(
         connectionString: storage.url,
         onError: (message, error) => logger.error(message, error),
       }),
+      hotStorageExpiry: createHotStorageExpiry({
+        db: storage.db,
+        clock,
+        intervalMs: config.hotStorageExpiryIntervalMs,
+        onError: (error) => logger.error('hot storage expiry', error),
+      }),
     };
+    hotStorageExpiry = deps.hotStorageExpiry;
     jobs = deps.jobs;
     triggerDelivery = createTriggerDeliveryRuntime({
       db: storage.db,
@@ -151,6 +163,7 @@ export async function startCloud(
     machines.start();
     pipelineScheduler.start();
     triggerDelivery.start();
+    deps.hotStorageExpiry.start();
     return {
       url,
       port: listener.port,
@@ -160,6 +173,7 @@ export async function startCloud(
         // Live streams and log tails end first: they would otherwise hold the listener until its deadline.
         await machines.stop();
         await pipelineScheduler.stop();
+        await hotStorageExpiry?.stop();
         await listener.close(config.shutdownTimeoutMs);
         await jobs?.stop();
         await triggerDelivery?.stop();
@@ -169,6 +183,7 @@ export async function startCloud(
       },
     };
   } catch (error) {
+    await hotStorageExpiry?.stop();
     await jobs?.stop();
     await triggerDelivery?.stop();
     await notifications?.close();

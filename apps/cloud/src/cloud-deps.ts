@@ -1,5 +1,6 @@
 import type { CloudConfig } from './config/cloud-config.ts';
 import type { Authenticator } from './domain/auth/authenticator.ts';
+import type { HotStorageExpiry } from './domain/data/hot-storage/hot-storage-expiry.ts';
 import type { UploadObserver } from './domain/data/ingest/upload-observer.ts';
 import type { MachineEventObserver } from './domain/machines/machine-events.ts';
 import type { MachineRuntime } from './domain/machines/machine-runtime.ts';
@@ -32,4 +33,6 @@ export interface CloudDeps {
    * transaction; handlers are registered in cloud-app.ts before `jobs.start()`.
    */
   jobs: JobQueue;
+  /** Reclaims expired hot-storage rows every `config.hotStorageExpiryIntervalMs`, one replica at a time. */
+  hotStorageExpiry: HotStorageExpiry;
 }

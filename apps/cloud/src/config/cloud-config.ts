@@ -48,6 +48,8 @@ export interface CloudConfig {
   smtp: { url: string; from: string } | undefined;
   /** Webhook/email delivery of triggers: timeouts, retry backoff and window, retention. */
   triggerDelivery: TriggerDeliverySettings;
+  /** How often a replica tries to reclaim expired hot-storage rows (one replica at a time does it). */
+  hotStorageExpiryIntervalMs: number;
 }
 
 export interface PipelineConfig {
@@ -183,6 +185,7 @@ export function loadCloudConfig(args: string[], env: NodeJS.ProcessEnv = process
     pipelines: pipelineConfig(pick),
     smtp: smtpConfig(pick('smtp-url'), pick('smtp-from')),
     triggerDelivery: { ...defaultTriggerDeliverySettings },
+    hotStorageExpiryIntervalMs: 60_000,
   };
 }
 

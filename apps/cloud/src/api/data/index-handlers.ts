@@ -39,7 +39,7 @@ export function indexHandlers(
     },
 
     async deleteIndex(req, context) {
-      await deleteCustomIndex(deps, principalOf(context), scopeOf(req), req.indexName);
+      await deleteCustomIndex(deps, principalOf(context), scopeOf(req), req.indexName, context.signal);
       return {};
     },
   };

@@ -1,6 +1,7 @@
 import type { Database } from '../../infra/postgres/database.ts';
 import { belongsToOrganization, requireOrganizationRole } from '../auth/permissions.ts';
 import type { Principal } from '../auth/principal.ts';
+import { dropPipelineIndexes } from '../data/indexes/custom-indexes.ts';
 import { compilePipeline } from '../data/mql/mql-compiler.ts';
 import { decodeStage, mqlLimits } from '../data/mql/mql-values.ts';
 import { mqlSourceFor } from '../data/mql/tabular-data-by-mql.ts';
@@ -199,6 +200,11 @@ export async function deleteDataPipeline(
   const pipeline = await requireVisiblePipeline(deps.db, principal, id);
   requireOrganizationRole(principal, pipeline.organizationId, 'operator');
   await deletePipelineRow(deps.db, pipeline.id);
+  // Its sink's custom indexes: DROP INDEX CONCURRENTLY cannot share the delete's transaction. If this
+  // fails, the organization's next index DDL sweeps them (custom-indexes.ts).
+  await dropPipelineIndexes(deps.db, pipeline.organizationId, pipeline.id, AbortSignal.timeout(60_000)).catch(
+    () => {},
+  );
 }
 
 export interface RunsPage {

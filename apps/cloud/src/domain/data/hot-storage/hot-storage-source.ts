@@ -1,4 +1,4 @@
-import type { Database } from '../../../infra/postgres/database.ts';
+import type { Queryable } from '../../../infra/postgres/database.ts';
 import { type MqlSource, readingsSource } from '../mql/mql-compiler.ts';
 import { quoteText } from '../mql/mql-sql.ts';
 
@@ -22,7 +22,7 @@ export const hotExpiryBatch = 5_000;
  * expiry index. Returns how many rows were removed.
  */
 export async function expireHotReadings(
-  db: Database,
+  db: Queryable,
   nowMs: number,
   signal: AbortSignal,
   batch = hotExpiryBatch,

@@ -28,12 +28,19 @@ export interface IndexSpec {
   json: string;
 }
 
-export const indexLimits = { maxKeys: 16, maxNameLength: 100, maxPathDepth: 16, maxElementBytes: 64 * 1024 };
+/**
+ * `maxKeys` keeps a btree entry under PostgreSQL's size limit (each key is at most 100 characters of
+ * UTF-8, migration 0015).
+ */
+export const indexLimits = { maxKeys: 6, maxNameLength: 100, maxPathDepth: 16, maxElementBytes: 64 * 1024 };
+
+/** Which documents an index is for: readings in the hot store, or a pipeline's output documents. */
+export type IndexDocuments = 'readings' | 'sink';
 
 const optionNames = new Set(['name', 'unique', 'partialFilterExpression', 'background']);
 const comparisonOps = new Set(['$eq', '$gt', '$gte', '$lt', '$lte']);
 
-export function parseIndexSpec(elements: readonly Uint8Array[]): IndexSpec {
+export function parseIndexSpec(elements: readonly Uint8Array[], documents: IndexDocuments): IndexSpec {
   if (elements.length === 0) throw invalidArgument('index_spec', 'is required (the index key document)');
   if (elements.length > 2) {
     throw invalidArgument('index_spec', 'may have at most 2 elements (key, options)', elements.length);
@@ -42,15 +49,21 @@ export function parseIndexSpec(elements: readonly Uint8Array[]): IndexSpec {
   let keys: unknown;
   let options: unknown;
   const first = docs[0] as Record<string, unknown>;
-  if (docs.length === 1 && ('keys' in first || 'key' in first)) {
-    keys = first.keys ?? first.key;
+  const wrapped = isObject(first.keys) ? first.keys : isObject(first.key) ? first.key : undefined;
+  if (docs.length === 1 && wrapped !== undefined) {
+    // `{keys|key: {...}, options?: {...}}` (TS SDK, Python given the CLI's file shape).
+    const extra = Object.keys(first).find((name) => !['keys', 'key', 'options'].includes(name));
+    if (extra !== undefined) {
+      throw invalidArgument(`index_spec.${extra}`, 'is not allowed next to keys and options');
+    }
+    keys = wrapped;
     options = first.options;
   } else {
     keys = first;
     options = docs[1];
   }
-  const parsedKeys = parseKeys(keys);
-  const opts = parseOptions(options);
+  const parsedKeys = parseKeys(keys, documents);
+  const opts = parseOptions(options, documents);
   const name = opts.name ?? parsedKeys.map((key) => `${key.path}_${key.direction}`).join('_');
   if (name.length > indexLimits.maxNameLength) {
     throw invalidArgument(
@@ -98,7 +111,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function parseKeys(keys: unknown): IndexKey[] {
+function parseKeys(keys: unknown, documents: IndexDocuments): IndexKey[] {
   const field = 'index_spec.keys';
   if (!isObject(keys) || Object.keys(keys).length === 0) {
     throw invalidArgument(field, 'must be a non-empty document of {field: 1 | -1}');
@@ -108,7 +121,7 @@ function parseKeys(keys: unknown): IndexKey[] {
     throw invalidArgument(field, `may have at most ${indexLimits.maxKeys} fields`, entries.length);
   }
   return entries.map(([path, direction]) => {
-    checkPath(path, `${field}.${path}`);
+    checkPath(path, `${field}.${path}`, documents);
     const number = typeof direction === 'object' && direction !== null ? Number(direction) : direction;
     if (number !== 1 && number !== -1) {
       throw invalidArgument(
@@ -121,11 +134,21 @@ function parseKeys(keys: unknown): IndexKey[] {
   });
 }
 
-/** Indexable paths: `data.<…>` (the captured payload) and the two capture times. */
-export function checkPath(path: string, field: string): void {
+const captureTimes = new Set(['time_requested', 'time_received']);
+
+/** A path that is a plain column (not in the jsonb document) for these documents. */
+export function isColumnPath(path: string, documents: IndexDocuments): boolean {
+  return documents === 'readings' && captureTimes.has(path);
+}
+
+/**
+ * Indexable paths: of readings, `data.<…>` (the captured payload) and the two capture times; of a sink's
+ * documents, any path.
+ */
+export function checkPath(path: string, field: string, documents: IndexDocuments): void {
   const steps = path.split('.');
-  if (path === 'time_requested' || path === 'time_received') return;
-  if (steps[0] !== 'data' || steps.length < 2) {
+  if (isColumnPath(path, documents)) return;
+  if (documents === 'readings' && (steps[0] !== 'data' || steps.length < 2)) {
     throw invalidArgument(
       field,
       'only time_requested, time_received and paths below data (data.<field>…) can be indexed',
@@ -138,7 +161,7 @@ export function checkPath(path: string, field: string): void {
   ) {
     throw invalidArgument(
       field,
-      `a path needs 2 to ${indexLimits.maxPathDepth} non-empty steps not starting with $`,
+      `a path needs at most ${indexLimits.maxPathDepth} non-empty steps not starting with $`,
       path,
     );
   }
@@ -151,7 +174,7 @@ interface ParsedOptions {
   partialSource: unknown;
 }
 
-function parseOptions(options: unknown): ParsedOptions {
+function parseOptions(options: unknown, documents: IndexDocuments): ParsedOptions {
   const field = 'index_spec.options';
   if (options === undefined || options === null)
     return { name: undefined, unique: false, partial: [], partialSource: undefined };
@@ -178,7 +201,7 @@ function parseOptions(options: unknown): ParsedOptions {
   const partial =
     partialFilterExpression === undefined
       ? []
-      : parsePartial(partialFilterExpression, `${field}.partialFilterExpression`);
+      : parsePartial(partialFilterExpression, `${field}.partialFilterExpression`, documents);
   return {
     name: name as string | undefined,
     unique: unique === true,
@@ -187,23 +210,23 @@ function parseOptions(options: unknown): ParsedOptions {
   };
 }
 
-function parsePartial(filter: unknown, field: string): PartialCondition[] {
+function parsePartial(filter: unknown, field: string, documents: IndexDocuments): PartialCondition[] {
   if (!isObject(filter)) throw invalidArgument(field, 'must be a document');
   const conditions: PartialCondition[] = [];
   for (const [key, value] of Object.entries(filter)) {
     if (key === '$and') {
       if (!Array.isArray(value)) throw invalidArgument(`${field}.$and`, 'must be an array of documents');
       value.forEach((item, index) => {
-        conditions.push(...parsePartial(item, `${field}.$and[${index}]`));
+        conditions.push(...parsePartial(item, `${field}.$and[${index}]`, documents));
       });
       continue;
     }
     const at = `${field}.${key}`;
     if (key.startsWith('$')) throw invalidArgument(at, 'only $and and field conditions can be expressed');
-    checkPath(key, at);
+    checkPath(key, at, documents);
+    const column = isColumnPath(key, documents);
     if (!isObject(value)) {
-      if (!key.startsWith('data.'))
-        throw invalidArgument(at, 'capture times only take $exists: true in a partial filter');
+      if (column) throw invalidArgument(at, 'capture times only take $exists: true in a partial filter');
       conditions.push({ path: key, op: 'eq', value: scalar(value, at) });
       continue;
     }
@@ -216,7 +239,7 @@ function parsePartial(filter: unknown, field: string): PartialCondition[] {
             JSON.stringify(operand),
           );
         conditions.push({ path: key, op: 'exists' });
-      } else if (comparisonOps.has(op) && !key.startsWith('data.')) {
+      } else if (comparisonOps.has(op) && column) {
         throw invalidArgument(`${at}.${op}`, 'capture times only take $exists: true in a partial filter');
       } else if (comparisonOps.has(op)) {
         conditions.push({ path: key, op: op.slice(1) as 'eq', value: scalar(operand, `${at}.${op}`) });

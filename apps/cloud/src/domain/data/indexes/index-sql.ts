@@ -2,47 +2,82 @@ import { jsonbLiteral, quoteText, textArrayLiteral } from '../mql/mql-sql.ts';
 import type { IndexSpec, PartialCondition } from './index-spec.ts';
 
 /**
- * A custom index as PostgreSQL DDL: one expression per key, `sensordata.doc_key(data, '{a,b}')` (the JSON text
- * of the value; leakproof, so it works through the query views — see migration 0011), `DESC` for -1, UNIQUE when asked, and a partial predicate that
- * always starts with the organization — each organization's index covers only its own rows, and its
- * uniqueness holds within the organization. Built CONCURRENTLY: writes continue during the build.
+ * A custom index as PostgreSQL DDL: one expression per key, `sensordata.doc_index_key(doc, '{a,b}')` (the
+ * canonical text of the value, '[' when an array is met; leakproof, so conditions on it pass the query
+ * views' security barrier — migration 0015), `DESC` for -1, UNIQUE when asked, and a partial predicate that
+ * always starts with the owner (the organization for the hot store, the pipeline for a sink): each index
+ * covers only its owner's rows, and its uniqueness holds within them. A unique index leaves out documents
+ * whose keys reach an array (they would all share the key '['). Built CONCURRENTLY: writes continue.
  */
 
 export interface IndexTarget {
   /** Table holding the documents, e.g. `public.hot_readings`. */
   table: string;
-  /** The jsonb column holding the `data` document. */
+  /** The jsonb column holding the documents (`data` of a reading, a sink's whole `doc`). */
   dataColumn: string;
+  /** Leading path step that names `dataColumn` in the document (`data`), or '' when it is the document. */
+  dataPrefix: string;
+  /** Paths that are real columns of the table (the capture times of a reading). */
+  columns: readonly string[];
+  /** The index's owner condition: `organization_id = …` / `pipeline_id = …`. */
+  owner: string;
 }
 
-export function keyExpression(target: IndexTarget, path: string): string {
-  if (path === 'time_requested' || path === 'time_received') return path;
-  const steps = path.split('.').slice(1);
-  return `sensordata.doc_key(${target.dataColumn}, ${textArrayLiteral(steps)})`;
+export function hotStoreTarget(organizationId: string): IndexTarget {
+  return {
+    table: 'public.hot_readings',
+    dataColumn: 'data',
+    dataPrefix: 'data',
+    columns: ['time_requested', 'time_received'],
+    owner: `organization_id = ${quoteText(organizationId)}::uuid`,
+  };
+}
+
+/** Sink rows of one pipeline (the pipeline id implies its organization; 0010's view isolates). */
+export function pipelineSinkTarget(pipelineId: string): IndexTarget {
+  return {
+    table: 'public.pipeline_sink',
+    dataColumn: 'doc',
+    dataPrefix: '',
+    columns: [],
+    owner: `pipeline_id = ${quoteText(pipelineId)}::uuid`,
+  };
+}
+
+/** Steps below the data column for a document path. */
+export function dataSteps(target: IndexTarget, path: string): string[] {
+  const steps = path.split('.');
+  return target.dataPrefix ? steps.slice(1) : steps;
+}
+
+export function keyExpression(target: IndexTarget, path: string, dataColumn = target.dataColumn): string {
+  if (target.columns.includes(path)) return path;
+  return `sensordata.doc_index_key(${dataColumn}, ${textArrayLiteral(dataSteps(target, path))})`;
 }
 
 function conditionSql(target: IndexTarget, condition: PartialCondition): string {
   const expr = keyExpression(target, condition.path);
   if (condition.op === 'exists') return `${expr} IS NOT NULL`;
-  const value = `(${target.dataColumn} #> ${textArrayLiteral(condition.path.split('.').slice(1))})`;
+  const value = `(${target.dataColumn} #> ${textArrayLiteral(dataSteps(target, condition.path))})`;
   const operator = { eq: '=', gt: '>', gte: '>=', lt: '<', lte: '<=' }[condition.op];
   const type = typeof condition.value === 'number' ? 'number' : typeof condition.value;
   // MongoDB compares within one type; jsonb orders across types, so the type is pinned.
   return `(jsonb_typeof(${value}) = ${quoteText(type)} AND ${value} ${operator} ${jsonbLiteral(condition.value)})`;
 }
 
-export function createIndexSql(
-  target: IndexTarget,
-  spec: IndexSpec,
-  pgIndexName: string,
-  organizationId: string,
-): string {
+export function createIndexSql(target: IndexTarget, spec: IndexSpec, pgIndexName: string): string {
   const columns = spec.keys.map(
     (key) => `${keyExpression(target, key.path)}${key.direction === -1 ? ' DESC' : ''}`,
   );
+  const arrayFree = spec.unique
+    ? spec.keys
+        .filter((key) => !target.columns.includes(key.path))
+        .map((key) => `${keyExpression(target, key.path)} IS DISTINCT FROM '['`)
+    : [];
   const predicate = [
-    `organization_id = ${quoteText(organizationId)}::uuid`,
+    target.owner,
     ...spec.partial.map((condition) => conditionSql(target, condition)),
+    ...arrayFree,
   ].join(' AND ');
   return `CREATE ${spec.unique ? 'UNIQUE ' : ''}INDEX CONCURRENTLY ${pgIndexName} ON ${target.table} (${columns.join(', ')}) WHERE ${predicate}`;
 }

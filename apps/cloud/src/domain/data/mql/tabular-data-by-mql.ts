@@ -4,6 +4,7 @@ import { invalidArgument, notFound } from '../../errors.ts';
 import { pipelineBelongsTo, pipelineSinkSource } from '../../pipelines/pipeline-sink-source.ts';
 import { isUuid, requireUuid } from '../../validate.ts';
 import { hotStorageSource } from '../hot-storage/hot-storage-source.ts';
+import { indexKeysOf, withIndexHint } from '../indexes/index-match.ts';
 import {
   type OrganizationQueryDeps,
   type QueryLimits,
@@ -84,7 +85,10 @@ export async function tabularDataByMql(
     );
   }
   const stages = [...prefix, ...input.stages.map((bytes, index) => decodeStage(bytes, index))];
-  const { sql } = compilePipeline(stages, source);
+  const { sql } = compilePipeline(
+    stages,
+    withIndexHint(source, stages, await indexKeysOf(deps.db, organizationId, input.dataSource)),
+  );
   const result = await runOrganizationQuery(
     deps,
     { organizationId, sql, limits: deps.queryLimits, rowShape: 'json-document' },
