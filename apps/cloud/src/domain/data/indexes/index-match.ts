@@ -96,7 +96,7 @@ export async function indexKeysOf(
   const result = await db.query<{ spec_json: string }>(
     `SELECT spec_json FROM custom_indexes
       WHERE organization_id = $1 AND collection_type = $2 AND pipeline_name = $3`,
-    [organizationId, hot ? 'hot_store' : 'pipeline_sink', hot ? '' : source.pipelineId],
+    [organizationId, hot ? 'hot_store' : 'pipeline_sink', hot ? '' : source.pipelineId.toLowerCase()],
   );
   const paths = new Set<string>();
   for (const row of result.rows) {
