@@ -10,6 +10,9 @@
  *
  * Requests are encoded before each round is timed and sent over bare HTTP/2 (gRPC framing), so the load
  * generator costs little CPU; the server does the full work (HTTP/2, auth, protobuf decode, ingest, SQL).
+ * The raw COPY baseline is measured twice per round: text format (the reference the target names) and
+ * binary format (what the ingest path itself sends since it moved to binary COPY). Per round it also
+ * reports readings per transaction (group commit) and WAL bytes per reading, from PostgreSQL's statistics.
  */
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -18,6 +21,12 @@ import { create, fromBinary, type JsonObject, toBinary } from '@bufbuild/protobu
 import { timestampFromMs } from '@bufbuild/protobuf/wkt';
 import { dataSyncPb } from '@mcloud/protocol';
 import { from as copyFrom } from 'pg-copy-streams';
+import {
+  binaryCopyHeader,
+  binaryCopyTrailer,
+  encodeReadingRows,
+  readingCopyColumns,
+} from '../apps/cloud/src/domain/data/ingest/reading-copy-rows.ts';
 import {
   authenticate,
   createMachine,
@@ -93,6 +102,8 @@ interface RoundPlan {
   requests: Buffer[][];
   /** The same readings as COPY text rows, per component (source IDs resolved once known). */
   copyRows: { component: string; rows: string[] }[];
+  /** The same readings again, for the binary COPY baseline. */
+  binaryRows: { component: string; readings: Reading[]; syncedMs: number }[];
   readings: number;
 }
 
@@ -104,12 +115,15 @@ function planRound(total: number, partId: string, organizationId: string): Round
   const perClient = Math.ceil(total / clientCount);
   const requests: Buffer[][] = [];
   const copyRows: RoundPlan['copyRows'] = [];
-  const syncedIso = new Date().toISOString();
+  const binaryRows: RoundPlan['binaryRows'] = [];
+  const syncedMs = Date.now();
+  const syncedIso = new Date(syncedMs).toISOString();
   let made = 0;
   for (let c = 0; c < clientCount; c++) {
     const component = `sensor-${c + 1}`;
     const frames: Buffer[] = [];
     const rows: string[] = [];
+    const all: Reading[] = [];
     for (let sent = 0; sent < perClient && made < total; ) {
       const count = Math.min(batchSize, perClient - sent, total - made);
       const readings = Array.from({ length: count }, nextReading);
@@ -132,6 +146,7 @@ function planRound(total: number, partId: string, organizationId: string): Round
         })),
       });
       frames.push(grpcFrame(toBinary(dataSyncPb.DataCaptureUploadRequestSchema, request)));
+      all.push(...readings);
       for (const r of readings) {
         const json = JSON.stringify(r.data);
         const requested = new Date(r.requestedMs).toISOString();
@@ -145,8 +160,9 @@ function planRound(total: number, partId: string, organizationId: string): Round
     }
     requests.push(frames);
     copyRows.push({ component, rows });
+    binaryRows.push({ component, readings: all, syncedMs });
   }
-  return { requests, copyRows, readings: made };
+  return { requests, copyRows, binaryRows, readings: made };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -230,6 +246,66 @@ try {
     }
   }
 
+  /** The same rows in binary COPY format (the encoding the ingest path uses), one COPY on one connection. */
+  async function copyBinary(plan: RoundPlan): Promise<number> {
+    const chunks: Buffer[] = [binaryCopyHeader];
+    for (const { component, readings, syncedMs } of plan.binaryRows) {
+      const sourceId = sourceIds.get(component);
+      if (!sourceId) throw new Error(`no capture source for ${component} (did ingest create it?)`);
+      for (let i = 0; i < readings.length; i += 2000) {
+        const slice = readings.slice(i, i + 2000);
+        const json = Buffer.from(`[${slice.map((r) => JSON.stringify(r.data)).join(',')}]`);
+        const payloadStarts = new Uint32Array(slice.length);
+        const payloadEnds = new Uint32Array(slice.length);
+        let offset = 1;
+        slice.forEach((r, index) => {
+          payloadStarts[index] = offset;
+          offset += Buffer.byteLength(JSON.stringify(r.data));
+          payloadEnds[index] = offset;
+          offset += 1;
+        });
+        chunks.push(
+          encodeReadingRows({
+            organizationId: cloud.bootstrap.organization_id,
+            sourceId,
+            syncedMs,
+            capturedUs: slice.map((r) => r.requestedMs * 1000),
+            timeRequestedUs: slice.map((r) => r.requestedMs * 1000),
+            timeReceivedUs: slice.map((r) => r.receivedMs * 1000),
+            json,
+            payloadStarts,
+            payloadEnds,
+          }),
+        );
+      }
+    }
+    chunks.push(binaryCopyTrailer);
+    const client = await pool.connect();
+    try {
+      const began = performance.now();
+      await pipeline(
+        Readable.from(chunks),
+        client.query(copyFrom(`COPY readings (${readingCopyColumns}) FROM STDIN (FORMAT binary)`)),
+      );
+      return (performance.now() - began) / 1000;
+    } finally {
+      client.release();
+    }
+  }
+
+  /**
+   * Transaction IDs assigned and WAL written so far, both exact at once (the cumulative statistics views
+   * lag by up to seconds): every group commit is one writing transaction, one xid.
+   */
+  async function databaseCounters(): Promise<{ commits: number; walBytes: number }> {
+    const result = await pool.query<{ xids: string; wal_bytes: string }>(
+      `SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS xids,
+              (pg_current_wal_lsn() - '0/0'::pg_lsn)::text AS wal_bytes`,
+    );
+    const row = result.rows[0];
+    return { commits: Number(row?.xids ?? 0), walBytes: Number(row?.wal_bytes ?? 0) };
+  }
+
   async function countReadings(): Promise<number> {
     const result = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM readings');
     return result.rows[0]?.n ?? 0;
@@ -245,23 +321,35 @@ try {
     ingestPerSecond: number;
     copySeconds: number;
     copyPerSecond: number;
+    binaryCopySeconds: number;
+    binaryCopyPerSecond: number;
     serverCpuSeconds: number;
     postgresCpuSeconds: number;
     copyPostgresCpuSeconds: number;
+    binaryCopyPostgresCpuSeconds: number;
+    readingsPerCommit: number;
+    walBytesPerReading: number;
   }[] = [];
   let expected = await countReadings();
   for (let r = 1; r <= rounds; r++) {
     const plan = planRound(perRound, machine.partId, cloud.bootstrap.organization_id);
+    const countersBefore = await databaseCounters();
     const cpuBefore = await processTreeCpu(cloud.pid);
     const ingestSeconds = await ingest(plan);
     const cpuMiddle = await processTreeCpu(cloud.pid);
+    const countersAfter = await databaseCounters();
     expected += plan.readings;
     const afterIngest = await countReadings();
     if (afterIngest !== expected)
       throw new Error(`round ${r}: expected ${expected} readings after ingest, found ${afterIngest}`);
+    const cpuBeforeCopy = await processTreeCpu(cloud.pid);
     const copySeconds = await copy(plan);
     const cpuAfter = await processTreeCpu(cloud.pid);
     expected += plan.readings;
+    const binaryCopySeconds = await copyBinary(plan);
+    const cpuAfterBinary = await processTreeCpu(cloud.pid);
+    expected += plan.readings;
+    const commits = Math.max(1, countersAfter.commits - countersBefore.commits);
     const row = {
       readings: plan.readings,
       ingestSeconds: round(ingestSeconds, 3),
@@ -270,12 +358,19 @@ try {
       copyPerSecond: Math.round(plan.readings / copySeconds),
       serverCpuSeconds: round(cpuMiddle.self - cpuBefore.self, 2),
       postgresCpuSeconds: round(cpuMiddle.descendants - cpuBefore.descendants, 2),
-      copyPostgresCpuSeconds: round(cpuAfter.descendants - cpuMiddle.descendants, 2),
+      copyPostgresCpuSeconds: round(cpuAfter.descendants - cpuBeforeCopy.descendants, 2),
+      binaryCopySeconds: round(binaryCopySeconds, 3),
+      binaryCopyPerSecond: Math.round(plan.readings / binaryCopySeconds),
+      binaryCopyPostgresCpuSeconds: round(cpuAfterBinary.descendants - cpuAfter.descendants, 2),
+      readingsPerCommit: Math.round(plan.readings / commits),
+      walBytesPerReading: Math.round((countersAfter.walBytes - countersBefore.walBytes) / plan.readings),
     };
     perRoundResults.push(row);
     console.log(
       `round ${r}: ingest ${fmtInt(row.ingestPerSecond)} readings/s (${row.ingestSeconds}s; server node CPU ${row.serverCpuSeconds}s, postgres CPU ${row.postgresCpuSeconds}s)` +
-        ` | COPY ${fmtInt(row.copyPerSecond)} readings/s (${row.copySeconds}s; postgres CPU ${row.copyPostgresCpuSeconds}s)`,
+        ` | COPY ${fmtInt(row.copyPerSecond)} readings/s (${row.copySeconds}s; postgres CPU ${row.copyPostgresCpuSeconds}s)` +
+        ` | binary COPY ${fmtInt(row.binaryCopyPerSecond)} readings/s (postgres CPU ${row.binaryCopyPostgresCpuSeconds}s)` +
+        ` | ${row.readingsPerCommit} readings/commit, ${row.walBytesPerReading} WAL bytes/reading`,
     );
   }
   const total = await countReadings();
@@ -285,6 +380,13 @@ try {
   const ingestMedian = median(perRoundResults.map((r) => r.ingestPerSecond));
   const copyMedian = median(perRoundResults.map((r) => r.copyPerSecond));
   const ratio = ingestMedian / copyMedian;
+  const binaryCopyMedian = median(perRoundResults.map((r) => r.binaryCopyPerSecond));
+  const binaryRatio = ingestMedian / binaryCopyMedian;
+  const readingsPerCommit = median(perRoundResults.map((r) => r.readingsPerCommit));
+  const walBytesPerReading = median(perRoundResults.map((r) => r.walBytesPerReading));
+  const binaryCopyPostgresCpuPerReadingUs = median(
+    perRoundResults.map((r) => (r.binaryCopyPostgresCpuSeconds / r.readings) * 1e6),
+  );
   const serverCpuPerReadingUs = median(perRoundResults.map((r) => (r.serverCpuSeconds / r.readings) * 1e6));
   const postgresCpuPerReadingUs = median(
     perRoundResults.map((r) => (r.postgresCpuSeconds / r.readings) * 1e6),
@@ -296,9 +398,15 @@ try {
     `\nDataCaptureUpload median: ${fmtInt(ingestMedian)} readings/s (target ≥ ${fmtInt(targets.readingsPerSecond)})`,
   );
   console.log(`raw COPY median:          ${fmtInt(copyMedian)} readings/s`);
-  console.log(`ratio ingest / COPY:      ${ratio.toFixed(2)} (target ≥ ${targets.ratioToCopy})`);
+  console.log(`raw binary COPY median:   ${fmtInt(binaryCopyMedian)} readings/s`);
   console.log(
-    `CPU per reading: server node ${serverCpuPerReadingUs.toFixed(1)} µs, postgres ${postgresCpuPerReadingUs.toFixed(1)} µs (COPY: postgres ${copyPostgresCpuPerReadingUs.toFixed(1)} µs)`,
+    `ratio ingest / COPY:      ${ratio.toFixed(2)} (target ≥ ${targets.ratioToCopy}; to binary COPY ${binaryRatio.toFixed(2)})`,
+  );
+  console.log(
+    `CPU per reading: server node ${serverCpuPerReadingUs.toFixed(1)} µs, postgres ${postgresCpuPerReadingUs.toFixed(1)} µs (COPY: postgres ${copyPostgresCpuPerReadingUs.toFixed(1)} µs, binary COPY ${binaryCopyPostgresCpuPerReadingUs.toFixed(1)} µs)`,
+  );
+  console.log(
+    `group commit: ${readingsPerCommit} readings per transaction; ${walBytesPerReading} WAL bytes per reading`,
   );
 
   let profile: Awaited<ReturnType<typeof summarizeProfile>> | undefined;
@@ -332,6 +440,10 @@ try {
       },
       { metric: 'raw COPY of the same rows, same table (median)', value: `${fmtInt(copyMedian)} readings/s` },
       {
+        metric: 'raw binary COPY of the same rows (the format ingest sends; median), ingest / binary COPY',
+        value: `${fmtInt(binaryCopyMedian)} readings/s, ${binaryRatio.toFixed(2)}`,
+      },
+      {
         metric: 'ingest / COPY',
         value: ratio.toFixed(2),
         target: `≥ ${targets.ratioToCopy}`,
@@ -341,6 +453,14 @@ try {
         metric: 'CPU per ingested reading (server node / postgres)',
         value: `${serverCpuPerReadingUs.toFixed(1)} µs / ${postgresCpuPerReadingUs.toFixed(1)} µs`,
       },
+      {
+        metric: 'PostgreSQL CPU per reading: raw COPY text / binary',
+        value: `${copyPostgresCpuPerReadingUs.toFixed(1)} µs / ${binaryCopyPostgresCpuPerReadingUs.toFixed(1)} µs`,
+      },
+      {
+        metric: 'ingest: readings per transaction (group commit), WAL bytes per reading (median)',
+        value: `${fmtInt(readingsPerCommit)}, ${fmtInt(walBytesPerReading)} B`,
+      },
     ],
     medians: {
       ingestReadingsPerSecond: ingestMedian,
@@ -349,6 +469,11 @@ try {
       serverCpuPerReadingUs: round(serverCpuPerReadingUs, 2),
       postgresCpuPerReadingUs: round(postgresCpuPerReadingUs, 2),
       copyPostgresCpuPerReadingUs: round(copyPostgresCpuPerReadingUs, 2),
+      binaryCopyReadingsPerSecond: binaryCopyMedian,
+      binaryRatio: round(binaryRatio, 3),
+      binaryCopyPostgresCpuPerReadingUs: round(binaryCopyPostgresCpuPerReadingUs, 2),
+      readingsPerCommit,
+      walBytesPerReading,
     },
     rounds: perRoundResults,
     ...(profile ? { profile } : {}),

@@ -7,7 +7,7 @@ import { invalidArgument } from '../../domain/errors.ts';
 import { principalOf } from '../context.ts';
 import {
   type dataSyncServiceWithRawUpload,
-  sensorContentFromBytes,
+  sensorContentsFromBytes,
   uploadMetadataFromBytes,
 } from './raw-data-capture-upload.ts';
 import { captureFromSensorMetadata, uploadMetadataFromProto } from './upload-from-proto.ts';
@@ -21,13 +21,12 @@ export function dataSyncServiceHandlers(deps: CloudDeps): DataSyncHandlers {
   return {
     async dataCaptureUpload(request, context) {
       const principal = principalOf(context);
+      const metadata = uploadMetadataFromBytes(request.metadata);
       const result = await ingestDataCapture(
         deps,
         principal,
-        uploadMetadataFromBytes(request.metadata),
-        request.sensorContents.map((bytes, index) =>
-          sensorContentFromBytes(bytes, `sensor_contents[${index}]`),
-        ),
+        metadata,
+        sensorContentsFromBytes(metadata, request.sensorContents),
         { signal: context.signal },
       );
       return { fileId: result.fileId, binaryDataId: result.binaryDataId };

@@ -1,8 +1,9 @@
 import { fromBinary } from '@bufbuild/protobuf';
 import { dataSyncPb, rawDataSyncPb } from '@mcloud/protocol';
+import type { TabularReadings } from '../../domain/data/ingest/tabular-readings.ts';
 import type { SensorContentInput, UploadMetadataInput } from '../../domain/data/ingest/upload-types.ts';
 import { invalidArgument } from '../../domain/errors.ts';
-import { decodeTabularSensorData } from './tabular-sensor-data-decoder.ts';
+import { decodeTabularReadings } from './tabular-sensor-data-decoder.ts';
 import { sensorContentFromProto, uploadMetadataFromProto } from './upload-from-proto.ts';
 
 const { DataSyncService } = dataSyncPb;
@@ -12,7 +13,7 @@ const rawUpload = { ...publishedUpload, input: rawDataSyncPb.RawDataCaptureUploa
 /**
  * DataSyncService as registered on the router: identical on the wire, but DataCaptureUpload's request
  * is decoded as `RawDataCaptureUploadRequest`, so each SensorData arrives still encoded and tabular
- * readings take the direct bytes → JSON path (see raw_data_capture_upload.proto).
+ * readings take the direct bytes → JSON path (tabular-sensor-data-decoder.ts) (see raw_data_capture_upload.proto).
  */
 export const dataSyncServiceWithRawUpload = {
   ...DataSyncService,
@@ -25,18 +26,21 @@ export function uploadMetadataFromBytes(bytes: Uint8Array | undefined): UploadMe
   return uploadMetadataFromProto(decode(dataSyncPb.UploadMetadataSchema, bytes, 'metadata'));
 }
 
-export function sensorContentFromBytes(bytes: Uint8Array, field: string): SensorContentInput {
-  const tabular = decodeTabularSensorData(bytes);
-  if (tabular) {
-    return {
-      timeRequestedUs: tabular.timeRequestedUs,
-      timeReceivedUs: tabular.timeReceivedUs,
-      mimeType: '',
-      boundingBoxes: [],
-      data: { kind: 'json', text: tabular.json },
-    };
+/**
+ * The upload's entries: for a tabular (or unspecified) upload whose entries all have the common shape,
+ * readings straight from the bytes (the hot path); otherwise each entry decoded with protobuf-es.
+ */
+export function sensorContentsFromBytes(
+  metadata: UploadMetadataInput,
+  contents: readonly Uint8Array[],
+): TabularReadings | SensorContentInput[] {
+  if (metadata.dataType === 'tabular-sensor' || metadata.dataType === 'unspecified') {
+    const readings = decodeTabularReadings(contents);
+    if (readings) return readings;
   }
-  return sensorContentFromProto(decode(dataSyncPb.SensorDataSchema, bytes, field));
+  return contents.map((bytes, index) =>
+    sensorContentFromProto(decode(dataSyncPb.SensorDataSchema, bytes, `sensor_contents[${index}]`)),
+  );
 }
 
 function decode<T extends typeof dataSyncPb.SensorDataSchema | typeof dataSyncPb.UploadMetadataSchema>(

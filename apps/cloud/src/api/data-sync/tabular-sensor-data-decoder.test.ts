@@ -4,8 +4,29 @@ import { create, fromBinary, type JsonObject, toBinary } from '@bufbuild/protobu
 import { timestampFromMs } from '@bufbuild/protobuf/wkt';
 import { dataSyncPb } from '@mcloud/protocol';
 import fc from 'fast-check';
-import { decodeTabularSensorData } from './tabular-sensor-data-decoder.ts';
-import { timestampToMicros } from './upload-from-proto.ts';
+import { tabularReadingsFromContents } from '../../domain/data/ingest/tabular-readings.ts';
+import { decodeTabularReadings } from './tabular-sensor-data-decoder.ts';
+import { sensorContentFromProto, timestampToMicros } from './upload-from-proto.ts';
+
+/** One entry through the decoder: its payload JSON and times (undefined when it leaves the fast path). */
+function decodeTabularSensorData(bytes: Uint8Array) {
+  const readings = decodeTabularReadings([bytes]);
+  if (!readings) return undefined;
+  const json = Buffer.from(readings.json).toString('utf8');
+  assert.equal(json, `[${Buffer.from(readings.json.subarray(1, -1)).toString('utf8')}]`);
+  return {
+    json: Buffer.from(
+      readings.json.subarray(readings.payloadStarts[0] as number, readings.payloadEnds[0] as number),
+    ).toString('utf8'),
+    timeRequestedUs: readings.timeRequestedUs[0],
+    timeReceivedUs: readings.timeReceivedUs[0],
+  };
+}
+
+function micros(timestamp: Parameters<typeof timestampToMicros>[0]): number | null {
+  const value = timestampToMicros(timestamp);
+  return value === undefined ? null : Number(value);
+}
 
 /** What the protobuf-es path stores for the same bytes: the decoded Struct through JSON.stringify. */
 function referenceJson(bytes: Uint8Array): string {
@@ -61,8 +82,8 @@ describe('decodeTabularSensorData', () => {
         assert.ok(decoded, 'the common shape must take the fast path');
         assert.equal(decoded.json, referenceJson(bytes));
         const reference = fromBinary(dataSyncPb.SensorDataSchema, bytes).metadata;
-        assert.equal(decoded.timeRequestedUs, timestampToMicros(reference?.timeRequested));
-        assert.equal(decoded.timeReceivedUs, timestampToMicros(reference?.timeReceived));
+        assert.equal(decoded.timeRequestedUs, micros(reference?.timeRequested));
+        assert.equal(decoded.timeReceivedUs, micros(reference?.timeReceived));
       }),
       { numRuns: 2000 },
     );
@@ -94,7 +115,7 @@ describe('decodeTabularSensorData', () => {
         data: { case: 'struct', value: { a: 1 } },
       }),
     );
-    assert.equal(decodeTabularSensorData(bytes)?.timeRequestedUs, 1_700_000_000_123_456n);
+    assert.equal(decodeTabularSensorData(bytes)?.timeRequestedUs, 1_700_000_000_123_456);
   });
 
   test('non-finite numbers and empty Values become null, the last oneof member wins', () => {
@@ -141,5 +162,90 @@ describe('decodeTabularSensorData', () => {
       new Uint8Array(0), // no data at all
     ];
     for (const bytes of cases) assert.equal(decodeTabularSensorData(bytes), undefined);
+  });
+
+  test('a whole upload: one JSON array, offsets, times, byte-identical to the generic path (same idempotency key)', () => {
+    fc.assert(
+      fc.property(fc.array(sensorData, { minLength: 1, maxLength: 8 }), (samples) => {
+        const contents = samples.map(encode);
+        const fast = decodeTabularReadings(contents);
+        assert.ok(fast);
+        const generic = tabularReadingsFromContents(
+          contents.map((bytes) => sensorContentFromProto(fromBinary(dataSyncPb.SensorDataSchema, bytes))),
+        );
+        assert.equal(Buffer.from(fast.json).toString('utf8'), `[${contents.map(referenceJson).join(',')}]`);
+        assert.deepEqual(Buffer.from(fast.json), Buffer.from(generic.json));
+        assert.deepEqual([...fast.payloadStarts], [...generic.payloadStarts]);
+        assert.deepEqual([...fast.payloadEnds], [...generic.payloadEnds]);
+        assert.deepEqual(fast.timeRequestedUs, generic.timeRequestedUs);
+        assert.deepEqual(fast.timeReceivedUs, generic.timeReceivedUs);
+        assert.equal(fast.count, samples.length);
+      }),
+      { numRuns: 300 },
+    );
+    const one = encode({ readings: { a: 1 }, requestedMs: 1, receivedMs: undefined });
+    const binary = toBinary(
+      dataSyncPb.SensorDataSchema,
+      create(dataSyncPb.SensorDataSchema, { data: { case: 'binary', value: Uint8Array.of(1) } }),
+    );
+    assert.equal(decodeTabularReadings([one, binary, one]), undefined, 'one odd entry: the whole upload');
+    assert.equal(decodeTabularReadings([])?.json.length, 2, 'no entries: `[]`');
+  });
+
+  test('numbers are written as String() writes them: decimals, integers, signs, 1e9 boundary, exponents', () => {
+    const decimals = fc
+      .tuple(fc.integer({ min: -2_000_000_000_000, max: 2_000_000_000_000 }), fc.integer({ min: 0, max: 8 }))
+      .map(([integer, digits]) => integer / 10 ** digits);
+    const special = [
+      0,
+      -0,
+      1e9,
+      1e9 - 1e-6,
+      999_999_999.999999,
+      -999_999_999.123456,
+      1e-6,
+      1e-7,
+      5e-7,
+      0.1 + 0.2,
+      1.005,
+      123456789.12345679,
+      2 ** 53,
+      1e21,
+      1.7976931348623157e308,
+      5e-324,
+    ];
+    fc.assert(
+      fc.property(fc.oneof(decimals, fc.double({ noNaN: true }), fc.constantFrom(...special)), (value) => {
+        const bytes = encode({ readings: { v: value }, requestedMs: undefined, receivedMs: undefined });
+        assert.equal(decodeTabularSensorData(bytes)?.json, referenceJson(bytes));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  test('output larger than twice the input (escapes) grows the buffer', () => {
+    const readings = { controls: '\u0001'.repeat(5000), quotes: '"'.repeat(3000), é: 'ü'.repeat(100) };
+    const bytes = encode({ readings, requestedMs: 5, receivedMs: 6 });
+    assert.equal(decodeTabularSensorData(bytes)?.json, referenceJson(bytes));
+  });
+
+  test('far-future times, and a replaced but malformed map value, leave the fast path', () => {
+    const future = toBinary(
+      dataSyncPb.SensorDataSchema,
+      create(dataSyncPb.SensorDataSchema, {
+        metadata: { timeReceived: { seconds: 200_000_000_000n, nanos: 0 } },
+        data: { case: 'struct', value: { a: 1 } },
+      }),
+    );
+    assert.equal(decodeTabularSensorData(future), undefined);
+    // Struct{fields: {"k": Value{<truncated>}, then Value{bool true} for the same entry}}
+    const entryBody = [0x0a, 1, 0x6b, 0x12, 2, 0x1a, 0x05, 0x12, 2, 0x20, 1];
+    const fields = [0x0a, entryBody.length, ...entryBody];
+    assert.equal(decodeTabularSensorData(Uint8Array.from([0x12, fields.length, ...fields])), undefined);
+    // The same with a valid first value: the last one wins, as in protobuf-es.
+    const validBody = [0x0a, 1, 0x6b, 0x12, 2, 0x20, 0, 0x12, 2, 0x20, 1];
+    const valid = Uint8Array.from([0x12, validBody.length + 2, 0x0a, validBody.length, ...validBody]);
+    assert.equal(decodeTabularSensorData(valid)?.json, '{"k":true}');
+    assert.equal(decodeTabularSensorData(valid)?.json, referenceJson(valid));
   });
 });

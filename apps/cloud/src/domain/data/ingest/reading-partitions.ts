@@ -20,9 +20,13 @@ export function partitionNameOf(monthIndex: number): string {
   return `readings_y${year}m${String(month).padStart(2, '0')}`;
 }
 
+/** The first instant (epoch milliseconds, UTC) of a month index. */
+export function monthStartMs(monthIndex: number): number {
+  return Date.UTC(Math.floor(monthIndex / 12), monthIndex % 12, 1);
+}
+
 function monthStartIso(monthIndex: number): string {
-  const year = Math.floor(monthIndex / 12);
-  return new Date(Date.UTC(year, monthIndex % 12, 1)).toISOString();
+  return new Date(monthStartMs(monthIndex)).toISOString();
 }
 
 // 42P07 duplicate_table, 23505 unique_violation (pg_type race), 42P17 overlap with an existing partition.

@@ -6,9 +6,16 @@ import type { Clock } from '../../shared/clock.ts';
 import { newObjectId } from '../../shared/ids.ts';
 import { binaryDataIdOf, fileIdOf } from './binary-data-id.ts';
 import { type CaptureSource, captureSourceHash, findOrCreateCaptureSource } from './capture-sources.ts';
-import { captureInstantUs, microsToIso } from './capture-time.ts';
+import { captureInstantOfReadingUs } from './capture-time.ts';
 import { readingBatchWriterFor } from './reading-batch-writer.ts';
-import { ensureReadingPartitions, forgetReadingPartitions, monthIndexOf } from './reading-partitions.ts';
+import { encodeReadingRows } from './reading-copy-rows.ts';
+import {
+  ensureReadingPartitions,
+  forgetReadingPartitions,
+  monthIndexOf,
+  monthStartMs,
+} from './reading-partitions.ts';
+import { isTabularReadings, type TabularReadings, tabularReadingsFromContents } from './tabular-readings.ts';
 import { prepareUploadObservers, type UploadObserver } from './upload-observer.ts';
 import { resolveUploadPart } from './upload-part.ts';
 import { findReceipt } from './upload-receipts.ts';
@@ -26,52 +33,50 @@ export interface TabularIngestDeps {
 
 /**
  * Stores each struct SensorData as one reading of the part. The hot path: all readings of a request go
- * in with COPY inside the transaction that also writes the upload receipt (atomic; no per-row round
- * trips), and concurrent uploads share transactions (see reading-batch-writer.ts). A retried identical upload (same part,
- * metadata, timestamps and payloads) stores nothing and returns the first upload's IDs.
+ * in with binary COPY inside the transaction that also writes the upload receipt (atomic; no per-row
+ * round trips), and concurrent uploads share transactions (see reading-batch-writer.ts). A retried
+ * identical upload (same part, metadata, timestamps and payloads) stores nothing and returns the first
+ * upload's IDs.
  */
 export async function ingestTabularReadings(
   deps: TabularIngestDeps,
   principal: Principal,
   metadata: UploadMetadataInput,
-  contents: readonly SensorContentInput[],
+  input: TabularReadings | readonly SensorContentInput[],
 ): Promise<UploadResult> {
   const part = await resolveUploadPart(deps, principal, metadata.partId);
-  if (contents.length === 0) throw invalidArgument('sensor_contents', 'must contain at least one reading');
+  if ((isTabularReadings(input) ? input.count : input.length) === 0) {
+    throw invalidArgument('sensor_contents', 'must contain at least one reading');
+  }
+  const readings = isTabularReadings(input) ? input : tabularReadingsFromContents(input);
   const nowMs = deps.clock.nowMs();
   const months = new Set<number>();
-  const count = contents.length;
-  // Column arrays: capture times as epoch microseconds (exact in a double until year 2255; validated
-  // above), sizes, and every payload's JSON joined into one JSON array the database parses once.
-  const requestedUs: (number | null)[] = new Array(count);
-  const receivedUs: (number | null)[] = new Array(count);
+  const { count, timeRequestedUs, timeReceivedUs, payloadStarts, payloadEnds } = readings;
   const capturedUs: number[] = new Array(count);
-  const sizes: number[] = new Array(count);
-  const payloads: string[] = new Array(count);
+  let lastMonthStartUs = 0;
+  let lastMonthEndUs = -1;
   for (let index = 0; index < count; index++) {
-    const content = contents[index] as SensorContentInput;
-    const field = `sensor_contents[${index}]`;
-    if (content.data.kind !== 'struct' && content.data.kind !== 'json') {
-      throw invalidArgument(
-        field,
-        `a tabular upload needs struct data in every entry (got ${content.data.kind === 'binary' ? 'binary data' : 'no data'})`,
-      );
-    }
-    const json = content.data.kind === 'json' ? content.data.text : JSON.stringify(content.data.value);
-    const sizeBytes = Buffer.byteLength(json);
+    const sizeBytes = (payloadEnds[index] as number) - (payloadStarts[index] as number);
     if (sizeBytes > MAX_READING_BYTES) {
       throw invalidArgument(
-        field,
+        `sensor_contents[${index}]`,
         `reading is ${sizeBytes} bytes; a single reading may be at most ${MAX_READING_BYTES} bytes (4 MiB)`,
       );
     }
-    const captured = Number(captureInstantUs(content, nowMs, `${field}.metadata`));
-    months.add(monthIndexOf(Math.floor(captured / 1000)));
-    requestedUs[index] = content.timeRequestedUs === undefined ? null : Number(content.timeRequestedUs);
-    receivedUs[index] = content.timeReceivedUs === undefined ? null : Number(content.timeReceivedUs);
+    const captured = captureInstantOfReadingUs(
+      timeRequestedUs[index] as number | null,
+      timeReceivedUs[index] as number | null,
+      nowMs,
+      `sensor_contents[${index}].metadata`,
+    );
     capturedUs[index] = captured;
-    sizes[index] = sizeBytes;
-    payloads[index] = json;
+    // Readings of one upload mostly share a month: only a change of month costs a Date.
+    if (captured < lastMonthStartUs || captured >= lastMonthEndUs) {
+      const monthIndex = monthIndexOf(Math.floor(captured / 1000));
+      months.add(monthIndex);
+      lastMonthStartUs = monthStartMs(monthIndex) * 1000;
+      lastMonthEndUs = monthStartMs(monthIndex + 1) * 1000;
+    }
   }
   const source: CaptureSource = {
     organizationId: part.organizationId,
@@ -85,12 +90,11 @@ export async function ingestTabularReadings(
     tags: metadata.tags,
   };
   const sourceHash = captureSourceHash(source);
-  const payloadsJson = `[${payloads.join(',')}]`;
   const idempotencyKey = createHash('sha256')
     .update('tabular\0')
     .update(sourceHash)
-    .update(`\0${requestedUs.join(',')}\0${receivedUs.join(',')}\0`)
-    .update(payloadsJson)
+    .update(`\0${timeRequestedUs.join(',')}\0${timeReceivedUs.join(',')}\0`)
+    .update(readings.json)
     .digest();
   let sourceId: string;
   try {
@@ -100,26 +104,34 @@ export async function ingestTabularReadings(
   }
   await ensureReadingPartitions(deps.db, months);
   const binaryDataId = binaryDataIdOf(part.organizationId, part.locationId, newObjectId(nowMs));
-  const copyText = copyRowsText(
-    part.organizationId,
+  const copyRows = encodeReadingRows({
+    organizationId: part.organizationId,
     sourceId,
-    nowMs,
-    requestedUs,
-    receivedUs,
+    syncedMs: nowMs,
     capturedUs,
-    sizes,
-    payloads,
-  );
+    timeRequestedUs,
+    timeReceivedUs,
+    json: readings.json,
+    payloadStarts,
+    payloadEnds,
+  });
   const parsed: unknown[] = [];
+  const decoder = new TextDecoder();
   const beforeCommit = await prepareUploadObservers(deps.uploadObservers, {
     part,
     metadata,
     syncedAtMs: nowMs,
     fileId: undefined,
     itemCount: count,
-    timesAt: (index) => ({ requestedUs: requestedUs[index] ?? null, receivedUs: receivedUs[index] ?? null }),
+    timesAt: (index) => ({
+      requestedUs: timeRequestedUs[index] ?? null,
+      receivedUs: timeReceivedUs[index] ?? null,
+    }),
     payloadAt: (index) => {
-      if (!(index in parsed)) parsed[index] = JSON.parse(payloads[index] as string);
+      if (!(index in parsed)) {
+        const payload = readings.json.subarray(payloadStarts[index], payloadEnds[index]);
+        parsed[index] = JSON.parse(decoder.decode(payload));
+      }
       return parsed[index];
     },
   });
@@ -130,7 +142,7 @@ export async function ingestTabularReadings(
         organizationId: part.organizationId,
         idempotencyKey,
         binaryDataId,
-        copyText,
+        copyRows,
         rowCount: count,
         beforeCommit,
       });
@@ -150,36 +162,6 @@ export async function ingestTabularReadings(
   const existing = await findReceipt(deps.db, part.organizationId, idempotencyKey);
   if (!existing) throw new DomainError('Aborted', 'a concurrent identical upload failed; retry the upload');
   return { fileId: fileIdOf(existing), binaryDataId: existing, duplicate: true };
-}
-
-/**
- * Rows in COPY text format. JSON.stringify escapes every control character, so payloads hold no raw
- * tab or newline; only backslashes need doubling.
- */
-function copyRowsText(
-  organizationId: string,
-  sourceId: string,
-  syncedMs: number,
-  requestedUs: readonly (number | null)[],
-  receivedUs: readonly (number | null)[],
-  capturedUs: readonly number[],
-  sizes: readonly number[],
-  payloads: readonly string[],
-): string {
-  const prefix = `${organizationId}\t${sourceId}\t`;
-  const synced = new Date(syncedMs).toISOString();
-  let text = '';
-  for (let index = 0; index < payloads.length; index++) {
-    const requested = requestedUs[index];
-    const received = receivedUs[index];
-    const payload = payloads[index] as string;
-    text +=
-      `${prefix}${microsToIso(capturedUs[index] as number)}\t` +
-      `${requested == null ? '\\N' : microsToIso(requested)}\t` +
-      `${received == null ? '\\N' : microsToIso(received)}\t` +
-      `${synced}\t${sizes[index]}\t${payload.includes('\\') ? payload.replaceAll('\\', '\\\\') : payload}\n`;
-  }
-  return text;
 }
 
 /** Postgres jsonb refuses `\u0000` in strings (22P05); that is the client's data, not our bug. */

@@ -42,12 +42,7 @@ export interface SensorContentInput extends CaptureTimes {
   /** The MIME type named by the SensorMetadata (enum mapped to its string), or `''`. */
   mimeType: string;
   boundingBoxes: readonly BoundingBoxInput[];
-  data:
-    | { kind: 'struct'; value: JsonObject }
-    /** A struct the API layer already rendered as JSON text (the tabular hot path). */
-    | { kind: 'json'; text: string }
-    | { kind: 'binary'; value: Uint8Array }
-    | { kind: 'none' };
+  data: { kind: 'struct'; value: JsonObject } | { kind: 'binary'; value: Uint8Array } | { kind: 'none' };
 }
 
 /** Result of any upload: both IDs are always filled (wire-protocol §2.5). */
