@@ -9,6 +9,7 @@ import {
   setDataPipelineEnabled,
 } from '../../src/domain/pipelines/data-pipelines.ts';
 import {
+  compileRunQuery,
   defaultPipelineRunLimits,
   executePipelineRun,
   type PipelineRunLimits,
@@ -442,6 +443,29 @@ test('delete drops the pipeline, its runs and its output; its queued jobs do not
   assert.deepEqual(left.rows[0], { runs: 0, docs: 0 });
   assert.equal(await executePipelineRun(deps(), second as string, signal()), 'skipped');
   queued.length = 0;
+});
+
+test("a run reads its window's partition only, not all of the organization's readings", async () => {
+  // A reading in January: its month partition must not be scanned by a March window.
+  await seedReadings(t.cloud, part, { componentName: 'january' }, [
+    { capturedAtMs: at('2025-01-05T10:00:00Z'), data: { readings: { temperature: 5 } } },
+  ]);
+  const sql = compileRunQuery(countStages, 'standard', {
+    start: new Date(at('2025-03-10T10:00:00Z')),
+    end: new Date(at('2025-03-10T11:00:00Z')),
+  });
+  const plan = await t.cloud.deps.db.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${sql}`);
+  const text = JSON.stringify(plan.rows[0]?.['QUERY PLAN']);
+  assert.match(text, /readings_y2025m03/);
+  assert.doesNotMatch(text, /readings_y2025m01/);
+  // The run still sees exactly its window (time_received), as the query role.
+  nowMs = at('2025-03-10T10:30:00Z');
+  const id = await createPipeline('pruned');
+  nowMs = at('2025-03-10T11:00:00Z');
+  await pass();
+  assert.deepEqual(await drain(), ['completed']);
+  assert.equal((await sinkOf(id))[0]?.n, 2);
+  await cleanUp(id);
 });
 
 function owner(organization: string): Principal {

@@ -1,5 +1,5 @@
 import { type Database, withTransaction } from '../../infra/postgres/database.ts';
-import { compilePipeline } from '../data/mql/mql-compiler.ts';
+import { compilePipeline, type MqlSource, readingsSource } from '../data/mql/mql-compiler.ts';
 import { decodeStage } from '../data/mql/mql-values.ts';
 import { mqlSourceFor } from '../data/mql/tabular-data-by-mql.ts';
 import { runOrganizationQuery } from '../data/query-access/organization-query.ts';
@@ -7,6 +7,7 @@ import { DomainError } from '../errors.ts';
 import type { Clock } from '../shared/clock.ts';
 import { newObjectId } from '../shared/ids.ts';
 import type { PipelineDataSource } from './pipeline-repository.ts';
+import { captureLatencyMarginMs } from './pipeline-schedule.ts';
 
 /**
  * Executes one pipeline run (one window): claims it (SCHEDULED → STARTED; a run already claimed, finished
@@ -54,18 +55,42 @@ interface ClaimedRun {
 
 const isoOf = (date: Date) => date.toISOString();
 
-/** The SQL of the run: the pipeline's stages over the window of its data source. */
+/**
+ * The relation a run reads. STANDARD is `sensordata.pipeline_readings` (migration 0015): the documents of
+ * `sensordata.readings` plus `captured_at`, the indexed partition key, so the window can be bounded by it.
+ */
+function runSource(dataSource: PipelineDataSource): { source: MqlSource; capturedAt: boolean } {
+  if (dataSource === 'standard')
+    return { source: readingsSource('sensordata.pipeline_readings'), capturedAt: true };
+  return { source: mqlSourceFor({ type: dataSource }), capturedAt: false };
+}
+
+/**
+ * The SQL of the run: the pipeline's stages over the documents whose `time_received` lies in the window.
+ * Where the source has it, `captured_at` (the capture time the readings are indexed and partitioned by;
+ * it precedes `time_received` by the capture latency) is bounded too, by the window widened by
+ * `captureLatencyMarginMs`, so a run reads one window's readings instead of all of them.
+ */
 export function compileRunQuery(
   stages: readonly Uint8Array[],
   dataSource: PipelineDataSource,
   window: { start: Date; end: Date },
 ): string {
-  const source = mqlSourceFor({ type: dataSource });
+  const { source, capturedAt } = runSource(dataSource);
   // ISO timestamps from Date objects: safe to inline.
-  const windowWhere = `src.time_received >= '${isoOf(window.start)}'::timestamptz AND src.time_received < '${isoOf(window.end)}'::timestamptz`;
-  const where = source.where ? `(${source.where}) AND ${windowWhere}` : windowWhere;
+  const between = (column: string, startMs: number, endMs: number) =>
+    `${column} >= '${isoOf(new Date(startMs))}'::timestamptz AND ${column} < '${isoOf(new Date(endMs))}'::timestamptz`;
+  const startMs = window.start.getTime();
+  const endMs = window.end.getTime();
+  const conditions = [between('src.time_received', startMs, endMs)];
+  if (capturedAt) {
+    conditions.push(
+      between('src.captured_at', startMs - captureLatencyMarginMs, endMs + captureLatencyMarginMs),
+    );
+  }
+  if (source.where) conditions.unshift(`(${source.where})`);
   const decoded = stages.map((bytes, index) => decodeStage(bytes, index));
-  return compilePipeline(decoded, { ...source, where }).sql;
+  return compilePipeline(decoded, { ...source, where: conditions.join(' AND ') }).sql;
 }
 
 export async function executePipelineRun(

@@ -34,6 +34,14 @@ export interface PlannedWindow extends PipelineWindow {
 
 export const scheduleRules = { maxLength: 200 } as const;
 
+/**
+ * Readings are indexed and partitioned by capture time (`captured_at`: the machine's request time, else
+ * its receive time); windows are on `time_received`. Both are set by the machine and differ by the capture
+ * latency, assumed below this margin: a reading whose `time_received` is more than an hour after its
+ * `time_requested` is not seen by the runs of its window.
+ */
+export const captureLatencyMarginMs = 3_600_000;
+
 export function parseSchedule(expression: string): PipelineSchedule {
   const text = expression.trim();
   if (text === '') throw invalidArgument('schedule', 'is required (a 5-field cron expression in UTC)');

@@ -3,7 +3,7 @@ import { withTransaction } from '../../infra/postgres/database.ts';
 import type { Clock } from '../shared/clock.ts';
 import { newUuid } from '../shared/ids.ts';
 import { lockDuePipelines, type RunReason, updatePipelineFields } from './pipeline-repository.ts';
-import { parseSchedule, planWindows } from './pipeline-schedule.ts';
+import { captureLatencyMarginMs, parseSchedule, planWindows } from './pipeline-schedule.ts';
 
 /**
  * One scheduling pass over all pipelines (every replica runs passes; rows are locked with SKIP LOCKED and a
@@ -159,10 +159,6 @@ async function failStaleRuns(deps: PipelineSchedulerDeps): Promise<number> {
     return stale.rowCount ?? 0;
   });
 }
-
-// Readings are indexed by capture time (`captured_at`, the machine's request time); windows are on
-// `time_received`. Both are set by the machine and differ by the capture latency, bounded here.
-const captureLatencyMarginMs = 3_600_000;
 
 async function rescheduleLateData(deps: PipelineSchedulerDeps): Promise<number> {
   const settings = deps.schedulerSettings;
