@@ -56,7 +56,7 @@ interface ClaimedRun {
 const isoOf = (date: Date) => date.toISOString();
 
 /**
- * The relation a run reads. STANDARD is `sensordata.pipeline_readings` (migration 0015): the documents of
+ * The relation a run reads. STANDARD is `sensordata.pipeline_readings` (migration 0016): the documents of
  * `sensordata.readings` plus `captured_at`, the indexed partition key, so the window can be bounded by it.
  */
 function runSource(dataSource: PipelineDataSource): { source: MqlSource; capturedAt: boolean } {

@@ -3,8 +3,9 @@
 -- plus `captured_at` (the partition key, indexed with the organization), so a run also bounds
 -- `captured_at` — the window widened by the capture latency margin — and PostgreSQL prunes partitions and
 -- uses `readings_organization_time`. Isolation is the same as `sensordata.readings` (0006_query_access.sql);
--- BI database users may read it too (their own organization only).
-CREATE VIEW sensordata.pipeline_readings WITH (security_barrier) AS
+-- BI database users may read it too (their own organization only). (Briefly numbered 0015, which another
+-- migration also used; OR REPLACE keeps databases that applied it under that name working.)
+CREATE OR REPLACE VIEW sensordata.pipeline_readings WITH (security_barrier) AS
 SELECT
   lpad(to_hex(floor(extract(epoch FROM r.captured_at))::bigint), 8, '0') || lpad(to_hex(r.id), 16, '0') AS _id,
   r.organization_id::text AS organization_id,
