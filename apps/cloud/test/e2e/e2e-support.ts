@@ -15,8 +15,11 @@ export interface SdkCloud {
   stop(): Promise<void>;
 }
 
-export async function startSdkCloud(transport: SdkTransportKind): Promise<SdkCloud> {
-  const testCloud = await startTestCloud();
+export async function startSdkCloud(
+  transport: SdkTransportKind,
+  options: Parameters<typeof startTestCloud>[0] = {},
+): Promise<SdkCloud> {
+  const testCloud = await startTestCloud(options);
   const { bootstrap, url } = testCloud;
   const clientFor = (apiKeyId: string, apiKey: string) =>
     createSdkClient({ url, apiKeyId, apiKey, transport });
