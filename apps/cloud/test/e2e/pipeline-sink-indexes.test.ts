@@ -119,7 +119,8 @@ describe('pipeline sink indexes', () => {
       '{"device":"arrays","n":[12345,1]}',
       '{"device":"d45","n":12345}',
     ]);
-    await eventually(async () => assert.ok((await indexScans(db, ours?.name as string)) > before));
+    // An idle backend flushes its statistics within 10 s (PGSTAT_IDLE_INTERVAL).
+    await eventually(async () => assert.ok((await indexScans(db, ours?.name as string)) > before), 15_000);
   });
 
   test('a renamed pipeline keeps its indexes; unknown, missing and foreign pipelines are refused', async () => {
