@@ -35,6 +35,11 @@ export * as rawDataSyncPb from '../gen/mcloud/datasync/v1/raw_data_capture_uploa
  * proto-own/mcloud/machine/v1/machine_connection.proto.
  */
 export * as machineConnectionPb from '../gen/mcloud/machine/v1/machine_connection_pb.js';
+/**
+ * mcloud.triggers.v1.TriggerDeliveryService: Machine Cloud's own listing and redelivery of trigger
+ * deliveries (webhooks and emails), semantics in proto-own/mcloud/triggers/v1/trigger_deliveries.proto.
+ */
+export * as triggerDeliveriesPb from '../gen/mcloud/triggers/v1/trigger_deliveries_pb.js';
 /** viam.module.v1.ModuleService: parent ⇄ module protocol (proto-extra/module/v1/module.proto). */
 export * as modulePb from '../gen/module/v1/module_pb.js';
 export * as authPb from '../gen/proto/rpc/v1/auth_pb.js';

@@ -243,6 +243,7 @@ test('the package exports the namespaces other packages code against', () => {
     robotPb: 'app/v1/robot.proto',
     sensorPb: 'component/sensor/v1/sensor.proto',
     signalingPb: 'proto/rpc/webrtc/v1/signaling.proto',
+    triggerDeliveriesPb: 'mcloud/triggers/v1/trigger_deliveries.proto',
   };
   const actual: Record<string, string> = {};
   for (const [name, namespace] of Object.entries(protocol)) {

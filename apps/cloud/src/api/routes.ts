@@ -13,6 +13,7 @@ import {
   mlTrainingPb,
   packagesPb,
   robotPb,
+  triggerDeliveriesPb,
 } from '@mcloud/protocol';
 import type { CloudDeps } from '../cloud-deps.ts';
 import { appServiceHandlers } from './app/app-service.ts';
@@ -24,6 +25,7 @@ import { dataSyncServiceWithRawUpload } from './data-sync/raw-data-capture-uploa
 import { datasetServiceHandlers } from './dataset/dataset-service.ts';
 import { machineConnectionHandlers } from './robot/machine-connection-service.ts';
 import { robotServiceHandlers } from './robot/robot-service.ts';
+import { triggerDeliveryServiceHandlers } from './triggers/trigger-delivery-service.ts';
 
 /**
  * Every service of the published API is registered, so an RPC we do not implement answers
@@ -38,6 +40,7 @@ export function registerRoutes(router: ConnectRouter, deps: CloudDeps): void {
   router.service(dataSyncServiceWithRawUpload, dataSyncServiceHandlers(deps));
   router.service(datasetPb.DatasetService, datasetServiceHandlers(deps));
   router.service(dataPipelinesPb.DataPipelinesService, dataPipelinesServiceHandlers(deps));
+  router.service(triggerDeliveriesPb.TriggerDeliveryService, triggerDeliveryServiceHandlers(deps));
   router.service(mlTrainingPb.MLTrainingService, {});
   router.service(packagesPb.PackageService, {});
   router.service(agentPb.AgentDeviceService, {});
