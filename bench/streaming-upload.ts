@@ -21,7 +21,13 @@ import { parseArgs } from 'node:util';
 import { create, fromBinary, type MessageInitShape, toBinary } from '@bufbuild/protobuf';
 import { dataSyncPb } from '@mcloud/protocol';
 import { authenticate, createMachine, grpcFrame, openPool, RawGrpcConnection } from './lib/clients.ts';
-import { findProfile, processMemory, removeDataDir, startCloudProcess } from './lib/cloud-process.ts';
+import {
+  findProfile,
+  processMemory,
+  processTreeCpu,
+  removeDataDir,
+  startCloudProcess,
+} from './lib/cloud-process.ts';
 import { printProfile, summarizeProfile } from './lib/profile-summary.ts';
 import { machineInfo, median, round, writeResult } from './lib/report.ts';
 
@@ -120,6 +126,7 @@ try {
     rssPeakMiB: number;
     growthMiB: number;
     samples: number;
+    serverCpuSeconds: number;
     rssAfterGcMiB: number;
     retainedHeapPlusExternalMiB: number;
   }[] = [];
@@ -138,9 +145,11 @@ try {
       }
     })();
     const frames = uploadFrames(totalBytes, `big-${r}.bin`);
+    const cpuBefore = await processTreeCpu(cloud.pid);
     const began = performance.now();
     const binaryDataId = await send(frames);
     const seconds = (performance.now() - began) / 1000;
+    const serverCpuSeconds = (await processTreeCpu(cloud.pid)).self - cpuBefore.self;
     sampling = false;
     await sampler;
     const stored = await pool.query<{ size_bytes: string }>(
@@ -157,6 +166,7 @@ try {
       rssPeakMiB: round(peak / mib, 1),
       growthMiB: round((peak - before.rss) / mib, 1),
       samples,
+      serverCpuSeconds: round(serverCpuSeconds, 2),
     };
     // Garbage or retained? A full GC in the server, then RSS again.
     const heapAfter = await cloud.collectGarbage();
@@ -169,7 +179,7 @@ try {
     };
     uploadRuns.push(runWithGc);
     console.log(
-      `upload ${r}: ${run.mibPerSecond} MiB/s (${run.seconds}s); server RSS ${run.rssBeforeMiB} → peak ${run.rssPeakMiB} MiB (growth ${run.growthMiB} MiB, ${samples} samples); after a forced GC ${runWithGc.rssAfterGcMiB} MiB RSS, V8 heap + external ${runWithGc.retainedHeapPlusExternalMiB} MiB more than before`,
+      `upload ${r}: ${run.mibPerSecond} MiB/s (${run.seconds}s, server CPU ${run.serverCpuSeconds}s); server RSS ${run.rssBeforeMiB} → peak ${run.rssPeakMiB} MiB (growth ${run.growthMiB} MiB, ${samples} samples); after a forced GC ${runWithGc.rssAfterGcMiB} MiB RSS, V8 heap + external ${runWithGc.retainedHeapPlusExternalMiB} MiB more than before`,
     );
   }
   const after = await processMemory(cloud.pid);
@@ -210,8 +220,10 @@ try {
   const streamMedian = median(streamCopies);
   const copyFileMedian = median(copyFiles);
   const maxGrowth = Math.max(...uploadRuns.map((r) => r.growthMiB));
+  const cpuMedian = median(uploadRuns.map((r) => r.serverCpuSeconds));
   const ratio = uploadMedian / streamMedian;
   console.log(`\nFileUpload median ${round(uploadMedian, 1)} MiB/s over ${runs} × ${fileMiB} MiB`);
+  console.log(`server CPU per ${fileMiB} MiB upload (Node process, median) ${round(cpuMedian, 2)} s`);
   console.log(
     `disk stream copy + fsync median ${round(streamMedian, 1)} MiB/s; fs.copyFile median ${round(copyFileMedian, 1)} MiB/s`,
   );
@@ -229,6 +241,10 @@ try {
       {
         metric: `FileUpload ${fileMiB} MiB in 64 KiB chunks (median of ${runs})`,
         value: `${round(uploadMedian, 1)} MiB/s`,
+      },
+      {
+        metric: `server CPU seconds per ${fileMiB} MiB upload (Node process, median)`,
+        value: `${round(cpuMedian, 2)} s`,
       },
       {
         metric: 'disk copy of the same bytes: stream + fsync / fs.copyFile (median)',
@@ -254,6 +270,7 @@ try {
       ratioToStreamCopy: round(ratio, 3),
       ratioToCopyFile: round(uploadMedian / copyFileMedian, 3),
       maxRssGrowthMiB: maxGrowth,
+      serverCpuSeconds: round(cpuMedian, 2),
     },
     uploads: uploadRuns,
     disk: {

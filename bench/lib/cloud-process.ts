@@ -27,9 +27,10 @@ export async function startCloudProcess(
 ): Promise<CloudProcess> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'mcloud-bench-'));
   const profileDir = options.profile ? path.join(dataDir, 'profile') : undefined;
-  const execArgv = profileDir
-    ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, '--cpu-prof-interval=500']
-    : [];
+  const execArgv = [
+    ...(await cloudNodeFlags()),
+    ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, '--cpu-prof-interval=500'] : []),
+  ];
   const child: ChildProcess = fork(path.join(import.meta.dirname, 'cloud-server.ts'), [dataDir], {
     execArgv,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -65,6 +66,15 @@ export async function startCloudProcess(
       if (!profileDir) await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** The Node flags the `mcloud` bin runs with (its `#!/usr/bin/env -S node …` line), so the bench runs the same. */
+export async function cloudNodeFlags(): Promise<string[]> {
+  const bin = path.resolve(import.meta.dirname, '../../apps/cloud/src/bin/mcloud.ts');
+  const shebang = (await readFile(bin, 'utf8')).split('\n', 1)[0] ?? '';
+  const match = /^#!\/usr\/bin\/env -S node((?: --[\w-]+(?:=\S+)?)*)$/.exec(shebang);
+  if (!match) throw new Error(`unexpected first line in ${bin}: ${shebang}`);
+  return (match[1] ?? '').split(' ').filter(Boolean);
 }
 
 /** Removes the data directory kept for a profile (after the profile was read). */

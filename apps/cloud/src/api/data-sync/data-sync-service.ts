@@ -50,6 +50,8 @@ export function dataSyncServiceHandlers(deps: CloudDeps): DataSyncHandlers {
       const result = await ingestBinary(deps, principal, metadata, noCapture, body, {
         metadataField: 'metadata',
         signal: context.signal,
+        // Each chunk is a subarray of its own request message's buffer, dropped once stored.
+        releaseBodyChunks: true,
       });
       return { fileId: result.fileId, binaryDataId: result.binaryDataId };
     },
@@ -87,6 +89,8 @@ export function dataSyncServiceHandlers(deps: CloudDeps): DataSyncHandlers {
       const result = await ingestBinary(deps, principal, metadata, capture, body, {
         metadataField: 'metadata.upload_metadata',
         signal: context.signal,
+        // Each chunk is a subarray of its own request message's buffer, dropped once stored.
+        releaseBodyChunks: true,
       });
       return { fileId: result.fileId, binaryDataId: result.binaryDataId };
     },

@@ -28,6 +28,11 @@ export interface BlobStore {
 
 export interface BlobPutOptions {
   signal?: AbortSignal;
+  /**
+   * The body's chunks are handed over: each views a buffer of its own that nothing reads after the put
+   * consumed it, so the store may free it as soon as it is written (the filesystem store does).
+   */
+  releaseBodyChunks?: boolean;
 }
 
 export interface BlobPutResult {

@@ -87,6 +87,7 @@ export function createFsBlobStore(options: FsBlobStoreOptions): BlobStore {
           handle,
           signal ? addAbortSignal(signal, source) : source,
           signal,
+          { releaseWrittenChunks: putOptions.releaseBodyChunks === true },
         );
         await handle.sync();
         closed = true;

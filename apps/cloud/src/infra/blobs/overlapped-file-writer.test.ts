@@ -59,3 +59,44 @@ describe('writeStreamToFile', () => {
     );
   });
 });
+
+describe('writeStreamToFile releaseWrittenChunks', () => {
+  const sink = {
+    writev: async (buffers: readonly NodeJS.ArrayBufferView[]) => ({
+      bytesWritten: buffers.reduce((n, b) => n + b.byteLength, 0),
+      buffers,
+    }),
+  };
+
+  test('frees written chunks that own their buffer, never slices of shared ones', async () => {
+    const owned = new Uint8Array(64 * 1024 + 8).subarray(8); // a FileUpload chunk inside its message
+    const pooled = Buffer.from('small'); // a slice of Buffer's shared pool
+    const shared = new Uint8Array(256 * 1024).subarray(0, 64 * 1024); // a quarter of a bigger buffer
+    const small = new Uint8Array(1024);
+    async function* chunks() {
+      yield owned;
+      yield pooled;
+      yield shared;
+      yield small;
+    }
+    const result = await writeStreamToFile(sink as never, chunks(), undefined, {
+      releaseWrittenChunks: true,
+    });
+    assert.equal(result.sizeBytes, 64 * 1024 + 5 + 64 * 1024 + 1024);
+    assert.equal(owned.buffer.detached, true);
+    assert.equal(owned.byteLength, 0);
+    assert.equal(pooled.buffer.detached, false);
+    assert.equal(pooled.toString(), 'small');
+    assert.equal(shared.buffer.detached, false);
+    assert.equal(small.buffer.detached, false);
+  });
+
+  test('without the option nothing is released', async () => {
+    const owned = new Uint8Array(64 * 1024);
+    async function* chunks() {
+      yield owned;
+    }
+    await writeStreamToFile(sink as never, chunks());
+    assert.equal(owned.buffer.detached, false);
+  });
+});

@@ -35,6 +35,8 @@ export interface BinaryIngestOptions {
   /** Field path of the metadata in the request, for error messages (`metadata`, `metadata.upload_metadata`). */
   metadataField?: string;
   signal?: AbortSignal;
+  /** The body's chunks are message buffers nothing reads again: the blob store may free them once written. */
+  releaseBodyChunks?: boolean;
 }
 
 const maxBoundingBoxes = 10_000;
@@ -73,7 +75,10 @@ export async function ingestBinary(
   const fileId = newObjectId(nowMs);
   const binaryDataId = binaryDataIdOf(part.organizationId, part.locationId, fileId);
   const blobKey = binaryDataId;
-  const stored = await deps.blobs.put(blobKey, body, options.signal ? { signal: options.signal } : {});
+  const stored = await deps.blobs.put(blobKey, body, {
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.releaseBodyChunks ? { releaseBodyChunks: true } : {}),
+  });
   const idempotencyKey = createHash('sha256')
     .update(
       canonicalJson([
