@@ -16,6 +16,7 @@ const scripts = [
   'machine-reconfigure.ts',
   'machine-config-push.ts',
   'query-sql.ts',
+  'pipelines.ts',
 ];
 const extra = process.argv.slice(2);
 const failed: string[] = [];

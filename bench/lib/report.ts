@@ -98,6 +98,7 @@ const order = [
   'query-sql',
   'trigger-latency',
   'part-offline',
+  'pipelines',
 ];
 const rank = (name: string) => {
   const base = order.findIndex((o) => name.startsWith(o));

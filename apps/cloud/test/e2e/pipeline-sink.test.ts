@@ -4,12 +4,11 @@ import { after, before, test } from 'node:test';
 import { Code, createSdkClient, expectRpcError } from '@mcloud/sdk-testkit';
 import type { ViamClient } from '@viamrobotics/sdk';
 import pg from 'pg';
-import type { CloudConfig } from '../../src/config/cloud-config.ts';
-import type { Principal } from '../../src/domain/auth/principal.ts';
 import {
   configureDatabaseUser,
   getDatabaseConnection,
 } from '../../src/domain/data/database-users/database-users.ts';
+import { ownerOf, withPipelineScheduler } from '../pipelines/pipeline-fixtures.ts';
 import { createOrganization, createPart, seedReadings } from '../support/seed-data.ts';
 import { startTestCloud, type TestCloud } from '../support/test-cloud.ts';
 import { eventually } from './e2e-support.ts';
@@ -30,14 +29,7 @@ let foreign: Awaited<ReturnType<typeof createOrganization>>;
 let pipelineId: string;
 const sink = (id: string) => ({ type: 3, pipelineId: id }) as never; // TabularDataSource{PIPELINE_SINK}
 
-const configure = (config: CloudConfig): CloudConfig => ({
-  ...config,
-  pipelines: {
-    ...config.pipelines,
-    schedulerIntervalMs: 50,
-    scheduler: { ...config.pipelines.scheduler, runDelayMs: 0 },
-  },
-});
+const configure = withPipelineScheduler(50);
 
 before(async () => {
   t = await startTestCloud({ clock, configure });
@@ -210,8 +202,8 @@ test("a BI database user sees its organization's sink documents, not another's",
     [foreign.organizationId, foreignPipeline, randomUUID(), JSON.stringify({ secret: true })],
   );
   const deps = { db, clock, config: t.cloud.deps.config };
-  await configureDatabaseUser(deps, owner(organizationId), { organizationId, password: 'sink reader 1' });
-  const { uri } = await getDatabaseConnection(deps, owner(organizationId), { organizationId });
+  await configureDatabaseUser(deps, ownerOf(organizationId), { organizationId, password: 'sink reader 1' });
+  const { uri } = await getDatabaseConnection(deps, ownerOf(organizationId), { organizationId });
   const url = new URL(uri);
   url.password = 'sink reader 1';
   const bi = new pg.Client({ connectionString: url.toString() });
@@ -235,14 +227,3 @@ test("a BI database user sees its organization's sink documents, not another's",
     await bi.end();
   }
 });
-
-function owner(organization: string): Principal {
-  return {
-    kind: 'api-key',
-    keyId: `owner-${organization}`,
-    organizationId: organization,
-    grants: [
-      { role: 'owner', resourceType: 'organization', resourceId: organization, organizationId: organization },
-    ],
-  };
-}

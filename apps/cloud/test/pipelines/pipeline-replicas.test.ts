@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { BSON } from 'bson';
-import type { CloudConfig } from '../../src/config/cloud-config.ts';
-import type { Principal } from '../../src/domain/auth/principal.ts';
 import { createDataPipeline } from '../../src/domain/pipelines/data-pipelines.ts';
 import { eventually } from '../e2e/e2e-support.ts';
 import { createPart, seedReadings } from '../support/seed-data.ts';
 import { startTestCloud, startTestCloudReplica, type TestCloud } from '../support/test-cloud.ts';
+import { ownerOf, withPipelineScheduler } from './pipeline-fixtures.ts';
 
 // Two cloud replicas on one database, each with its scheduler loop (every 50 ms) and its job workers, and
 // one injected clock moved minute by minute: every window of an every-minute pipeline runs exactly once
@@ -21,14 +20,7 @@ let replica: TestCloud;
 let organizationId: string;
 let pipelineId: string;
 
-const configure = (config: CloudConfig): CloudConfig => ({
-  ...config,
-  pipelines: {
-    ...config.pipelines,
-    schedulerIntervalMs: 50,
-    scheduler: { ...config.pipelines.scheduler, runDelayMs: 0 },
-  },
-});
+const configure = withPipelineScheduler(50);
 
 before(async () => {
   primary = await startTestCloud({ clock, configure });
@@ -51,7 +43,7 @@ before(async () => {
       })),
     ).flat(),
   );
-  pipelineId = await createDataPipeline({ db: primary.cloud.deps.db, clock }, owner(organizationId), {
+  pipelineId = await createDataPipeline({ db: primary.cloud.deps.db, clock }, ownerOf(organizationId), {
     organizationId,
     name: 'every-minute',
     stages: [BSON.serialize({ $group: { _id: null, n: { $sum: '$data.readings.v' } } })],
@@ -141,14 +133,3 @@ test('two replicas: each minute window runs exactly once through the job queue',
   );
   assert.equal(jobs.rows[0]?.n, 0, 'every pipeline-run job finished and was removed');
 });
-
-function owner(organization: string): Principal {
-  return {
-    kind: 'api-key',
-    keyId: 'test',
-    organizationId: organization,
-    grants: [
-      { role: 'owner', resourceType: 'organization', resourceId: organization, organizationId: organization },
-    ],
-  };
-}

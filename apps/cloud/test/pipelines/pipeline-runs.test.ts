@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { BSON } from 'bson';
-import type { Principal } from '../../src/domain/auth/principal.ts';
 import {
   createDataPipeline,
   deleteDataPipeline,
@@ -22,6 +21,7 @@ import {
 } from '../../src/domain/pipelines/pipeline-scheduler.ts';
 import { createOrganization, createPart, type SeedPart, seedReadings } from '../support/seed-data.ts';
 import { startTestCloud, type TestCloud } from '../support/test-cloud.ts';
+import { ownerOf, withPipelineScheduler } from './pipeline-fixtures.ts';
 
 // Scheduler passes + runner against the real database, with a moved clock and an in-memory job list (the
 // cloud's own scheduler loop is off: interval 0). The wiring through the job queue and several replicas is
@@ -69,7 +69,7 @@ async function createPipeline(
   options: { stages?: Uint8Array[]; enableBackfill?: boolean; organization?: string } = {},
 ): Promise<string> {
   const organization = options.organization ?? organizationId;
-  return createDataPipeline({ db: t.cloud.deps.db, clock }, owner(organization), {
+  return createDataPipeline({ db: t.cloud.deps.db, clock }, ownerOf(organization), {
     organizationId: organization,
     name,
     stages: options.stages ?? countStages,
@@ -131,16 +131,14 @@ function runOf(doc: Record<string, unknown> | undefined) {
 }
 
 async function cleanUp(pipelineId: string, organization = organizationId): Promise<void> {
-  await deleteDataPipeline({ db: t.cloud.deps.db, clock }, owner(organization), pipelineId);
+  await deleteDataPipeline({ db: t.cloud.deps.db, clock }, ownerOf(organization), pipelineId);
   queued.length = 0;
   runLimits = defaultPipelineRunLimits;
   schedulerSettings = { ...defaultPipelineSchedulerSettings, runDelayMs: 0 };
 }
 
 before(async () => {
-  t = await startTestCloud({
-    configure: (config) => ({ ...config, pipelines: { ...config.pipelines, schedulerIntervalMs: 0 } }),
-  });
+  t = await startTestCloud({ configure: withPipelineScheduler(0) });
   organizationId = t.bootstrap.organization_id;
   part = await createPart(
     t.cloud,
@@ -188,7 +186,7 @@ test('a tick schedules the window once; the run writes its output with _viam_pip
     runs.map((run) => [run.status, run.reason, run.docs]),
     [['completed', 'schedule', 1]],
   );
-  const listed = await listDataPipelineRuns({ db: t.cloud.deps.db, clock }, owner(organizationId), {
+  const listed = await listDataPipelineRuns({ db: t.cloud.deps.db, clock }, ownerOf(organizationId), {
     id,
     pageSize: 0,
     pageToken: '',
@@ -290,11 +288,11 @@ test('windows missed while the pipeline was disabled are filled when it is enabl
   const id = await createPipeline('gap');
   const service = { db: t.cloud.deps.db, clock };
   nowMs = at('2025-03-13T09:45:00Z');
-  await setDataPipelineEnabled(service, owner(organizationId), { id, enabled: false });
+  await setDataPipelineEnabled(service, ownerOf(organizationId), { id, enabled: false });
   nowMs = at('2025-03-13T12:30:00Z');
   await pass();
   assert.deepEqual(await runsOf(id), [], 'a disabled pipeline gets no runs');
-  await setDataPipelineEnabled(service, owner(organizationId), { id, enabled: true });
+  await setDataPipelineEnabled(service, ownerOf(organizationId), { id, enabled: true });
   await pass();
   assert.deepEqual(await drain(), ['completed', 'completed', 'completed']);
   const runs = await runsOf(id);
@@ -433,7 +431,7 @@ test('delete drops the pipeline, its runs and its output; its queued jobs do not
   const [first, second] = queued.splice(0, 2);
   assert.equal(await executePipelineRun(deps(), first as string, signal()), 'completed');
   assert.equal((await sinkOf(id)).length, 1);
-  await deleteDataPipeline({ db: t.cloud.deps.db, clock }, owner(organizationId), id);
+  await deleteDataPipeline({ db: t.cloud.deps.db, clock }, ownerOf(organizationId), id);
   assert.deepEqual(await runsOf(id), []);
   assert.deepEqual(await sinkOf(id), []);
   const left = await t.cloud.deps.db.query(
@@ -467,19 +465,3 @@ test("a run reads its window's partition only, not all of the organization's rea
   assert.equal((await sinkOf(id))[0]?.n, 2);
   await cleanUp(id);
 });
-
-function owner(organization: string): Principal {
-  return {
-    kind: 'api-key',
-    keyId: 'test',
-    organizationId: organization,
-    grants: [
-      {
-        role: 'owner',
-        resourceType: 'organization',
-        resourceId: organization,
-        organizationId: organization,
-      },
-    ],
-  };
-}
