@@ -5,13 +5,19 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { timestampFromMs } from '@bufbuild/protobuf/wkt';
-import { createSdkClient } from '@mcloud/sdk-testkit';
 import pg from 'pg';
 import type { BootstrapFile } from '../../src/bootstrap.ts';
 import { machineClients, newMachine } from '../machines/machine-fixtures.ts';
 import { createAuthedClients } from '../support/connect-clients.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
-import { setTriggers, startWebhookReceiver, type WebhookReceiver } from './events-fixtures.ts';
+import {
+  logsAndOnlineTriggers,
+  ownerSdk,
+  setTriggers,
+  startWebhookReceiver,
+  type WebhookReceiver,
+  webhookTrigger,
+} from './events-fixtures.ts';
 
 /**
  * Crash test: a cloud in a child process records trigger events for committed uploads, log batches and
@@ -64,29 +70,16 @@ test('SIGKILL after commit, before sending: after restart every notification arr
   const owner = await createAuthedClients(first.url, { keyId: bootstrap.api_key_id, key: bootstrap.api_key });
   const machine = await newMachine(owner, bootstrap.location_id, 'crash-bot');
   await setTriggers(owner, machine.partId, [
-    {
-      name: 'data',
-      event: { type: 'part_data_ingested', data_ingested: { data_types: ['tabular', 'binary'] } },
-      notifications: [{ type: 'webhook', value: `${receiver.url}/data` }],
-    },
-    {
-      name: 'errors',
-      event: { type: 'conditional_logs_ingested', log_levels: ['error'] },
-      notifications: [{ type: 'webhook', value: `${receiver.url}/logs` }],
-    },
-    {
-      name: 'online',
-      event: { type: 'part_online' },
-      notifications: [{ type: 'webhook', value: `${receiver.url}/online` }],
-    },
+    webhookTrigger(
+      'data',
+      { type: 'part_data_ingested', data_ingested: { data_types: ['tabular', 'binary'] } },
+      receiver.url,
+      'data',
+    ),
+    ...logsAndOnlineTriggers(receiver.url),
   ]);
   await new Promise((resolve) => setTimeout(resolve, 200));
-  const sdk = await createSdkClient({
-    url: first.url,
-    apiKeyId: bootstrap.api_key_id,
-    apiKey: bootstrap.api_key,
-    transport: 'grpc',
-  });
+  const sdk = await ownerSdk(first.url, bootstrap);
   const robot = await machineClients(first.url, machine);
   const now = Date.now();
   const tabular = 12;

@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { createSdkClient } from '@mcloud/sdk-testkit';
 import type { ViamClient } from '@viamrobotics/sdk';
 import type { Clock } from '../../src/domain/shared/clock.ts';
 import { newMachine, ownerOf, type TestMachine } from '../machines/machine-fixtures.ts';
 import type { AuthedClients } from '../support/connect-clients.ts';
 import { startTestCloud, type TestCloud } from '../support/test-cloud.ts';
-import { deliveriesOf, hook, queuedDeliveryIds, setTriggers, settle } from './events-fixtures.ts';
+import { deliveriesOf, hook, ownerSdk, queuedDeliveryIds, setTriggers, settle } from './events-fixtures.ts';
 
 let nowMs = Date.parse('2026-08-01T12:00:00Z');
 const clock: Clock = { nowMs: () => nowMs };
@@ -21,12 +20,7 @@ const at = (offsetMs: number) => new Date(nowMs - 60_000 + offsetMs);
 before(async () => {
   t = await startTestCloud({ clock });
   owner = await ownerOf(t);
-  sdk = await createSdkClient({
-    url: t.url,
-    apiKeyId: t.bootstrap.api_key_id,
-    apiKey: t.bootstrap.api_key,
-    transport: 'grpc',
-  });
+  sdk = await ownerSdk(t.url, t.bootstrap);
   machine = await newMachine(owner, t.bootstrap.location_id, 'data-bot');
 });
 after(async () => {

@@ -1,12 +1,19 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { timestampFromMs } from '@bufbuild/protobuf/wkt';
-import { createSdkClient } from '@mcloud/sdk-testkit';
 import type { ViamClient } from '@viamrobotics/sdk';
 import { machineClients, newMachine, ownerOf, type TestMachine } from '../machines/machine-fixtures.ts';
 import type { AuthedClients } from '../support/connect-clients.ts';
 import { startTestCloud, type TestCloud } from '../support/test-cloud.ts';
-import { setTriggers, settle, startWebhookReceiver, type WebhookReceiver } from './events-fixtures.ts';
+import {
+  logsAndOnlineTriggers,
+  ownerSdk,
+  setTriggers,
+  settle,
+  startWebhookReceiver,
+  type WebhookReceiver,
+  webhookTrigger,
+} from './events-fixtures.ts';
 
 /** Events end to end: the real SDK / RobotService → the cloud → a real local HTTP receiver. */
 
@@ -20,12 +27,7 @@ before(async () => {
   receiver = await startWebhookReceiver();
   t = await startTestCloud();
   owner = await ownerOf(t);
-  sdk = await createSdkClient({
-    url: t.url,
-    apiKeyId: t.bootstrap.api_key_id,
-    apiKey: t.bootstrap.api_key,
-    transport: 'grpc',
-  });
+  sdk = await ownerSdk(t.url, t.bootstrap);
   machine = await newMachine(owner, t.bootstrap.location_id, 'e2e-bot');
   await setTriggers(owner, machine.partId, [
     {
@@ -39,21 +41,13 @@ before(async () => {
       },
       notifications: [{ type: 'webhook', value: `${receiver.url}/hot` }],
     },
-    {
-      name: 'images',
-      event: { type: 'part_data_ingested', data_ingested: { data_types: ['binary'] } },
-      notifications: [{ type: 'webhook', value: `${receiver.url}/images` }],
-    },
-    {
-      name: 'errors',
-      event: { type: 'conditional_logs_ingested', log_levels: ['error'] },
-      notifications: [{ type: 'webhook', value: `${receiver.url}/logs` }],
-    },
-    {
-      name: 'online',
-      event: { type: 'part_online' },
-      notifications: [{ type: 'webhook', value: `${receiver.url}/online` }],
-    },
+    webhookTrigger(
+      'images',
+      { type: 'part_data_ingested', data_ingested: { data_types: ['binary'] } },
+      receiver.url,
+      'images',
+    ),
+    ...logsAndOnlineTriggers(receiver.url),
   ]);
   await settle();
 });

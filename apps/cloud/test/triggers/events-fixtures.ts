@@ -1,5 +1,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createSdkClient } from '@mcloud/sdk-testkit';
+import type { ViamClient } from '@viamrobotics/sdk';
+import type { BootstrapFile } from '../../src/bootstrap.ts';
 import type { AuthedClients } from '../support/connect-clients.ts';
 import type { TestCloud } from '../support/test-cloud.ts';
 
@@ -52,6 +55,34 @@ export async function queuedDeliveryIds(t: TestCloud): Promise<Set<string>> {
 /** Waits until NOTIFY-based invalidation reached the cache: the config change is seen by the next event. */
 export async function settle(ms = 150): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** The real SDK (gRPC) with the bootstrap organization-owner key of a cloud. */
+export function ownerSdk(url: string, bootstrap: BootstrapFile): Promise<ViamClient> {
+  return createSdkClient({
+    url,
+    apiKeyId: bootstrap.api_key_id,
+    apiKey: bootstrap.api_key,
+    transport: 'grpc',
+  });
+}
+
+/** A trigger with one webhook notification to `<receiverUrl>/<path>`. */
+export function webhookTrigger(name: string, event: object, receiverUrl: string, path: string): object {
+  return { name, event, notifications: [{ type: 'webhook', value: `${receiverUrl}/${path}` }] };
+}
+
+/** Error logs → `<url>/logs`; part online → `<url>/online`. */
+export function logsAndOnlineTriggers(receiverUrl: string): object[] {
+  return [
+    webhookTrigger(
+      'errors',
+      { type: 'conditional_logs_ingested', log_levels: ['error'] },
+      receiverUrl,
+      'logs',
+    ),
+    webhookTrigger('online', { type: 'part_online' }, receiverUrl, 'online'),
+  ];
 }
 
 export const hook = (name: string, extra: Record<string, unknown> = {}) => ({
