@@ -1,6 +1,7 @@
 import { Binary, type Document, Double, Long, ObjectId } from 'bson';
 import pg from 'pg';
 import { bsonFromJson } from './bson-from-json.ts';
+import type { BsonWriter } from './bson-writer.ts';
 
 /**
  * PostgreSQL result values → BSON values the TS SDK can decode (wire-protocol §3.5: double, string,
@@ -97,13 +98,21 @@ function mapNested(value: unknown, convert: Converter): unknown {
   return value === null ? null : convert(value as string);
 }
 
-/** Row converter for a whole result: column names (duplicates get `_2`, `_3`, …) and per-type converters. */
-export function createRowConverter(fields: readonly ResultField[]): (row: readonly unknown[]) => Document {
+/** Column names as document keys: duplicates get `_2`, `_3`, …. */
+function columnNames(fields: readonly ResultField[]): string[] {
   const seen = new Map<string, number>();
-  const columns = fields.map((field) => {
+  return fields.map((field) => {
     const count = (seen.get(field.name) ?? 0) + 1;
     seen.set(field.name, count);
-    const name = count === 1 ? field.name : `${field.name}_${count}`;
+    return count === 1 ? field.name : `${field.name}_${count}`;
+  });
+}
+
+/** Row converter for a whole result: column names (duplicates get `_2`, `_3`, …) and per-type converters. */
+export function createRowConverter(fields: readonly ResultField[]): (row: readonly unknown[]) => Document {
+  const names = columnNames(fields);
+  const columns = fields.map((field, index) => {
+    const name = names[index] as string;
     const convert = bsonConverterFor(field.dataTypeID);
     const isObjectId = name === '_id' && field.dataTypeID === 25;
     return { name, convert, isObjectId };
@@ -115,7 +124,7 @@ export function createRowConverter(fields: readonly ResultField[]): (row: readon
       const text = row[i];
       if (text === null || text === undefined) {
         document[column.name] = null;
-      } else if (column.isObjectId && /^[0-9a-f]{24}$/.test(text as string)) {
+      } else if (column.isObjectId && objectIdText.test(text as string)) {
         document[column.name] = new ObjectId(text as string);
       } else {
         document[column.name] = column.convert(text as string);
@@ -137,8 +146,116 @@ export function createJsonDocumentConverter(): (row: readonly unknown[]) => Docu
   };
 }
 
+/** Writes one row as a BSON document; the same document `createRowConverter` builds, without building it. */
+export type RowWriter = (writer: BsonWriter, row: readonly unknown[]) => Uint8Array;
+
+type ColumnWriter = (writer: BsonWriter, name: string, text: string) => void;
+
+const int32Min = -2_147_483_648n;
+const int32Max = 2_147_483_647n;
+
+/** The common column types written directly; every other type goes through its converter. */
+const columnWriters: Record<number, ColumnWriter> = {
+  16: (writer, name, text) => writer.boolean(name, text === 't'),
+  20: (writer, name, text) => {
+    const value = BigInt(text);
+    if (value >= int32Min && value <= int32Max) writer.int32(name, Number(value));
+    else writer.int64(name, value);
+  },
+  21: (writer, name, text) => writer.int32(name, Number(text)),
+  23: (writer, name, text) => writer.int32(name, Number(text)),
+  700: (writer, name, text) => writer.double(name, Number(text)),
+  701: (writer, name, text) => writer.double(name, Number(text)),
+  1700: (writer, name, text) => writer.double(name, Number(text)),
+  1184: (writer, name, text) => {
+    const ms = parsePostgresTimestamp(text);
+    if (Number.isNaN(ms)) writer.string(name, text);
+    else writer.date(name, ms);
+  },
+  114: (writer, name, text) => writer.jsonValue(name, JSON.parse(text)),
+  3802: (writer, name, text) => writer.jsonValue(name, JSON.parse(text)),
+  25: (writer, name, text) => writer.string(name, text),
+};
+
+export function createRowWriter(fields: readonly ResultField[]): RowWriter {
+  const names = columnNames(fields);
+  const columns = fields.map((field, index) => {
+    const name = names[index] as string;
+    const direct = columnWriters[field.dataTypeID];
+    const convert = bsonConverterFor(field.dataTypeID);
+    const write: ColumnWriter =
+      direct ??
+      (convert === identity
+        ? (writer, key, text) => writer.string(key, text)
+        : (writer, key, text) => writer.convertedValue(key, convert(text)));
+    return { name, write, isObjectId: name === '_id' && field.dataTypeID === 25 };
+  });
+  return (writer, row) => {
+    writer.beginDocument();
+    for (let i = 0; i < columns.length; i++) {
+      const column = columns[i] as (typeof columns)[number];
+      const text = row[i];
+      if (text === null || text === undefined) writer.null(column.name);
+      else if (column.isObjectId && objectIdText.test(text as string))
+        writer.objectId(column.name, text as string);
+      else column.write(writer, column.name, text as string);
+    }
+    return writer.endDocument();
+  };
+}
+
+/**
+ * Writes the single json/jsonb column of a row (e.g. compiled MQL) as the document; a value that is not a
+ * plain object comes back as `{value: …}`, an absent one as `{}`.
+ */
+export function createJsonDocumentWriter(): RowWriter {
+  return (writer, row) => {
+    writer.beginDocument();
+    const text = row[0];
+    if (text !== null && text !== undefined) {
+      const value: unknown = JSON.parse(text as string);
+      if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+        const object = value as Record<string, unknown>;
+        if (!writer.extendedJson('value', object)) writer.jsonFields(object);
+      } else {
+        writer.jsonValue('value', value);
+      }
+    }
+    return writer.endDocument();
+  };
+}
+
+const objectIdText = /^[0-9a-f]{24}$/;
+
 /** `2024-01-02 03:04:05.123456+00` (also `+05:30`, BC dates fail) → epoch ms, NaN when unparsable. */
-function parsePostgresTimestamp(text: string): number {
+export function parsePostgresTimestamp(text: string): number {
+  // Fast path for what a UTC session prints: `YYYY-MM-DD HH:MM:SS[.ffffff]+00`.
+  const end = text.length - 3;
+  if (
+    end >= 19 &&
+    text.charCodeAt(4) === 45 &&
+    text.charCodeAt(7) === 45 &&
+    text.charCodeAt(10) === 32 &&
+    text.charCodeAt(13) === 58 &&
+    text.charCodeAt(16) === 58 &&
+    text.charCodeAt(end) === 43 &&
+    text.charCodeAt(end + 1) === 48 &&
+    text.charCodeAt(end + 2) === 48 &&
+    (end === 19 || (text.charCodeAt(19) === 46 && end > 20))
+  ) {
+    const y = fixedDigits(text, 0, 4);
+    const mo = fixedDigits(text, 5, 2);
+    const d = fixedDigits(text, 8, 2);
+    const h = fixedDigits(text, 11, 2);
+    const mi = fixedDigits(text, 14, 2);
+    const s = fixedDigits(text, 17, 2);
+    const fraction = end === 19 ? 0 : fixedDigits(text, 20, end - 20);
+    if ((y | mo | d | h | mi | s | fraction) >= 0) {
+      // The same arithmetic as below, so both paths agree to the millisecond.
+      const ms = end === 19 ? 0 : Math.floor(Number(`0${text.slice(19, end)}`) * 1000);
+      return Date.UTC(y, mo - 1, d, h, mi, s, ms);
+    }
+  }
   const match =
     /^(\d{4,})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(\.\d+)?([+-]\d\d)(?::?(\d\d))?(?::?(\d\d))?$/.exec(text);
   if (!match) return Number.NaN;
@@ -149,6 +266,17 @@ function parsePostgresTimestamp(text: string): number {
   const offsetSec =
     Math.abs(Number(offsetHours)) * 3600 + Number(offsetMinutes ?? 0) * 60 + Number(offsetSeconds ?? 0);
   return utc - sign * offsetSec * 1000;
+}
+
+/** The number written by `count` ASCII digits at `start`, or -1. */
+function fixedDigits(text: string, start: number, count: number): number {
+  let value = 0;
+  for (let i = start; i < start + count; i++) {
+    const digit = text.charCodeAt(i) - 48;
+    if (digit < 0 || digit > 9) return -1;
+    value = value * 10 + digit;
+  }
+  return value;
 }
 
 function dateOrText(text: string, ms: number): Date | string {

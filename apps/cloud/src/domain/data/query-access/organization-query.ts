@@ -1,15 +1,16 @@
-import { type Document, serialize } from 'bson';
 import type pg from 'pg';
 import type { Database, DatabaseClient } from '../../../infra/postgres/database.ts';
 import { DomainError } from '../../errors.ts';
 import type { Clock } from '../../shared/clock.ts';
 import { isUuid } from '../../validate.ts';
 import {
-  createJsonDocumentConverter,
-  createRowConverter,
+  createJsonDocumentWriter,
+  createRowWriter,
   type ResultField,
+  type RowWriter,
   rawTextTypes,
 } from '../bson/bson-from-postgres.ts';
+import { BsonWriter } from '../bson/bson-writer.ts';
 import { queryErrorFromPostgres } from './query-errors.ts';
 import { acquireQuerySlot, defaultMaxConcurrentQueries } from './query-gate.ts';
 
@@ -185,14 +186,15 @@ function toDocuments(
     );
   }
   if (query.rowShape === 'json-text') return toJsonTexts(limits, result);
-  const toDocument: (row: readonly unknown[]) => Document =
+  const writeRow: RowWriter =
     query.rowShape === 'json-document'
-      ? createJsonDocumentConverter()
-      : createRowConverter(result.fields as ResultField[]);
+      ? createJsonDocumentWriter()
+      : createRowWriter(result.fields as ResultField[]);
+  const writer = new BsonWriter();
   const documents: Uint8Array[] = [];
   let totalBytes = 0;
   for (const row of result.rows) {
-    const bytes = serialize(toDocument(row));
+    const bytes = writeRow(writer, row);
     totalBytes += bytes.length;
     if (totalBytes > limits.maxBytes) {
       throw new DomainError(
