@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { streamingDataCaptureUpload } from '@mcloud/sdk-testkit';
 import type { ViamClient } from '@viamrobotics/sdk';
 import type { Clock } from '../../src/domain/shared/clock.ts';
 import { newMachine, ownerOf, type TestMachine } from '../machines/machine-fixtures.ts';
@@ -195,6 +196,25 @@ test('binary and file uploads: part_data_ingested with file_id and data type, on
   assert.equal(binaryFacts.minTimeReceived, at(10).toISOString().replace('Z', '000Z'));
   assert.equal(binaryFacts.data, undefined);
   assert.equal((rows[2]?.facts.data as { fileId: string }).fileId, String(fileId).split('/').at(-1));
+
+  // StreamingDataCaptureUpload (how viam-server syncs large captures): the same binary path.
+  const streamed = await streamingDataCaptureUpload(sdk, new Uint8Array(200_000).fill(7), {
+    partId: machine.partId,
+    componentType: 'rdk:component:camera',
+    componentName: 'cam-big',
+    methodName: 'ReadImage',
+    fileExtension: '.bin',
+    requestTimes: [at(20), at(21)],
+  });
+  const after = (await deliveriesOf(t, machine.partId)).slice(before + 4);
+  assert.deepEqual(
+    after.map((r) => [r.notification_type, (r.facts.data as { componentName: string }).componentName]),
+    [
+      ['webhook', 'cam-big'],
+      ['email', 'cam-big'],
+    ],
+  );
+  assert.equal((after[0]?.facts.data as { fileId: string }).fileId, streamed.binaryDataId.split('/').at(-1));
 });
 
 test('concurrent tabular uploads (group commit): exactly one delivery per upload', async () => {

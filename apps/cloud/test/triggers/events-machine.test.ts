@@ -7,6 +7,7 @@ import {
   newMachine,
   ownerOf,
   startMachineTestCloud,
+  startReplica,
   type TestMachine,
 } from '../machines/machine-fixtures.ts';
 import type { AuthedClients } from '../support/connect-clients.ts';
@@ -186,4 +187,32 @@ test('a configuration change is seen by the next event (cache invalidated by NOT
   await settle();
   await robot.robot.log({ id: machine.partId, logs: [logEntry('error', 'removed')] });
   assert.equal((await deliveriesOf(t, machine.partId)).length, 1);
+});
+
+test('a configuration saved through one replica is seen by the next event on another', async () => {
+  const replica = await startReplica(t, clock);
+  try {
+    const { machine } = await machineWith('replica-bot', []);
+    const onReplica = await machineClients(replica.cloud.url, machine);
+    // The replica caches "no triggers" for the part.
+    await onReplica.robot.log({ id: machine.partId, logs: [logEntry('error', 'before')] });
+    assert.equal((await deliveriesOf(t, machine.partId)).length, 0);
+    await setTriggers(owner, machine.partId, [
+      {
+        name: 'errors',
+        event: { type: 'conditional_logs_ingested', log_levels: ['error'] },
+        notifications: [hook('e')],
+      },
+    ]);
+    await settle();
+    await onReplica.robot.log({ id: machine.partId, logs: [logEntry('error', 'after')] });
+    const rows = await deliveriesOf(t, machine.partId);
+    assert.equal(rows.length, 1);
+    assert.deepEqual(
+      (rows[0]?.facts as unknown as { entries: { message: string }[] }).entries.map((e) => e.message),
+      ['after'],
+    );
+  } finally {
+    await replica.stop();
+  }
 });
