@@ -175,6 +175,10 @@ describe('hot storage and custom indexes', () => {
       })),
       { capturedAtMs: now - minute, data: { readings: { temperature: 0, seq: [7, 12345.0] } } },
       { capturedAtMs: now - minute, data: { readings: [{ seq: 12345 }] } },
+      ...[-5.5, '12345', true, 1e21, { x: 1 }, null, 0.1].map((seq) => ({
+        capturedAtMs: now - minute,
+        data: { readings: { seq } },
+      })),
     ]);
     await sdk.client.dataClient.createIndex(
       sdk.organizationId,
@@ -202,7 +206,12 @@ describe('hot storage and custom indexes', () => {
     await db.query('ANALYZE hot_readings');
 
     // The statement TabularDataByMQL compiles for HOT_STORAGE, planned as the query role runs it.
-    for (const match of [{ 'data.readings.seq': 12345 }, { 'data.readings.seq': { $in: [12345, 99999] } }]) {
+    for (const match of [
+      { 'data.readings.seq': 12345 },
+      { 'data.readings.seq': { $in: [12345, 99999] } },
+      { 'data.readings.seq': { $gte: 12345, $lt: 12345.5 } },
+      { $and: [{ 'data.readings.seq': { $gt: 12344.5 } }, { 'data.readings.seq': { $lte: 12345 } }] },
+    ]) {
       const stages = [{ $match: match }, { $project: { _id: 0, seq: '$data.readings.seq' } }];
       const decoded = stages.map((stage, index) => decodeStage(serialize(stage), index));
       const keys = await indexKeysOf(db, sdk.organizationId, { type: 'hot-storage' });
@@ -226,6 +235,90 @@ describe('hot storage and custom indexes', () => {
     const sql = `SELECT data FROM sensordata.hot_readings WHERE organization_uuid = '${sdk.organizationId}'
       AND sensordata.doc_index_key(data, '{readings,seq}') = '12345'`;
     assert.equal((await asQueryRole(db, foreignOrg, (query) => query(sql))).length, 0);
+  });
+
+  test('index conditions change no result: MQL with and without them, over mixed types and arrays', async () => {
+    const db = sdk.testCloud.cloud.deps.db;
+    const keys = await indexKeysOf(db, sdk.organizationId, { type: 'hot-storage' });
+    assert.ok(keys);
+    const path = 'data.readings.seq';
+    const conditions: unknown[] = [
+      0,
+      7,
+      12345,
+      -5.5,
+      0.1,
+      1e21,
+      '12345',
+      true,
+      19999,
+      20000,
+      { $eq: 12345 },
+      { $in: [0, 7, '12345', true, -5.5] },
+      { $gt: 19990 },
+      { $gte: 19990 },
+      { $lt: 0.5 },
+      { $lte: -5.5 },
+      { $gt: -6, $lt: 0.2 },
+      { $gte: 1e20 },
+      { $lt: -1e300 },
+      { $gt: 5, $lt: 3 },
+      { $gte: 7, $lte: 7 },
+      { $gt: 12344, $exists: true },
+      { $gt: 12344, $ne: 12345 },
+    ];
+    for (const condition of conditions) {
+      const stages = [{ $match: { [path]: condition } }, { $project: { _id: 1 } }];
+      const decoded = stages.map((stage, index) => decodeStage(serialize(stage), index));
+      const plain: string = compilePipeline(decoded, hotStorageSource(sdk.organizationId)).sql;
+      const hinted: string = compilePipeline(
+        decoded,
+        withIndexHint(hotStorageSource(sdk.organizationId), decoded, keys),
+      ).sql;
+      assert.notEqual(plain, hinted, JSON.stringify(condition));
+      const [a, b] = await asQueryRole(
+        db,
+        sdk.organizationId,
+        async (query): Promise<string[][]> => [
+          (await query(plain)).map((row) => JSON.stringify(row)).sort(),
+          (await query(hinted)).map((row) => JSON.stringify(row)).sort(),
+        ],
+      );
+      assert.deepEqual(b, a, `same documents for ${JSON.stringify(condition)}`);
+    }
+    // Number keys order like the numbers (text order of the keys, as a C-collation btree sees it).
+    const numbers = [
+      '-1e400',
+      '-1e308',
+      '-1.5e300',
+      '-20000',
+      '-5.5',
+      '-1e-320',
+      '0',
+      '1e-320',
+      '1e-300',
+      '0.1',
+      '7',
+      '12345',
+      '12345.0000000000000000001',
+      '12345.5',
+      '9007199254740993',
+      '1e21',
+      '1.7e308',
+      '1e400',
+    ];
+    const result = await db.query<{ key: string }>(
+      `SELECT sensordata.doc_index_key(to_jsonb(x), '{}') AS key FROM unnest($1::numeric[]) WITH ORDINALITY AS u(x, i) ORDER BY i`,
+      [numbers],
+    );
+    const keysInOrder = result.rows.map((row) => row.key);
+    for (let i = 1; i < keysInOrder.length; i++) {
+      assert.ok(
+        (keysInOrder[i - 1] as string) <= (keysInOrder[i] as string),
+        `${numbers[i - 1]} <= ${numbers[i]}`,
+      );
+    }
+    assert.ok(keysInOrder.every((key) => /^n[0-9a-f]{16}$/.test(key)));
   });
 
   test('Python (BSON key document) and CLI (JSON bytes) encodings through the wire; unique within the organization', async () => {

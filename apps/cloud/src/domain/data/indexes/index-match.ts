@@ -1,6 +1,6 @@
 import type { Queryable } from '../../../infra/postgres/database.ts';
 import type { MqlSource } from '../mql/mql-compiler.ts';
-import { quoteText, textArrayLiteral } from '../mql/mql-sql.ts';
+import { jsonbLiteral, quoteText, textArrayLiteral } from '../mql/mql-sql.ts';
 import { isPlainObject, type MqlStage, type MqlValue } from '../mql/mql-values.ts';
 import type { MqlDataSource } from '../mql/tabular-data-by-mql.ts';
 import { isColumnPath } from './index-spec.ts';
@@ -8,10 +8,11 @@ import { isColumnPath } from './index-spec.ts';
 /**
  * How an MQL `$match` reaches a custom index. The `$match` compiler's conditions (jsonpath over jsonb)
  * cannot use an expression index, and they stay as they are; for each equality (`{path: v}`, `$eq`,
- * `$in` of scalars) on an indexed path in the leading `$match` stages, the source scan also gets
- * `sensordata.doc_index_key(doc, path) = ANY(canonical values + '[')`. MongoDB's match implies that
- * condition (migration 0015: '[' is the key of every document whose path meets an array), so adding it
- * changes no result, and the planner can answer it from the organization's partial index.
+ * `$in` of scalars) or number range (`$gt`, `$gte`, `$lt`, `$lte`) on an indexed path in the leading
+ * `$match` stages, the source scan also gets a condition on `sensordata.doc_index_key(doc, path)`: one of
+ * the values' keys, or the key range, or '['. MongoDB's match implies that condition (migrations 0015 and
+ * 0017: '[' is the key of every document whose path meets an array; number keys are monotonic), so adding
+ * it changes no result, and the planner can answer it from the organization's partial index.
  */
 
 /** The SQL key of an indexed document path over the source alias `src`, or undefined if not indexed. */
@@ -47,39 +48,53 @@ function collect(query: MqlValue, keyOf: IndexKeyOf, parts: string[]): void {
     }
     if (key.startsWith('$')) continue;
     const sqlKey = keyOf(key);
-    const values = sqlKey === undefined ? undefined : equalityValues(value);
-    if (sqlKey === undefined || values === undefined) continue;
-    const keys = [...values.map(canonicalKey), quoteText('[')];
-    parts.push(`${sqlKey} = ANY(ARRAY[${keys.join(', ')}]::text[])`);
+    const condition = sqlKey === undefined ? undefined : keyCondition(sqlKey, value);
+    if (condition !== undefined) parts.push(condition);
   }
 }
 
 type Scalar = number | string | boolean;
 
-function isScalar(value: MqlValue): value is Scalar {
+function isScalar(value: MqlValue | undefined): value is Scalar {
   if (typeof value === 'number') return Number.isFinite(value);
   if (typeof value === 'string') return !value.includes('\u0000');
   return typeof value === 'boolean';
 }
 
-/** The scalar values one of which the path must equal, or undefined when the condition is another kind. */
-function equalityValues(condition: MqlValue): Scalar[] | undefined {
-  if (isScalar(condition)) return [condition];
+const arrayKey = quoteText('[');
+
+/**
+ * What MongoDB's condition on the path implies for its key, or undefined when nothing useful: equality
+ * and `$in` of scalars → the keys of those values; number bounds (`$gt`/`$gte`/`$lt`/`$lte`) → the key range
+ * between them (inclusive: the number keys are monotonic, not one-to-one — migration 0017); always or '['.
+ */
+function keyCondition(sqlKey: string, condition: MqlValue): string | undefined {
+  if (isScalar(condition)) return `${sqlKey} = ANY(ARRAY[${canonicalKey(condition)}, ${arrayKey}])`;
   if (!isPlainObject(condition)) return undefined;
   const operators = Object.keys(condition);
   if (operators.length === 0 || !operators.every((operator) => operator.startsWith('$'))) return undefined;
   const eq = condition.$eq;
-  if (eq !== undefined) return isScalar(eq) ? [eq] : undefined;
+  if (isScalar(eq)) return `${sqlKey} = ANY(ARRAY[${canonicalKey(eq)}, ${arrayKey}])`;
   const list = condition.$in;
-  if (Array.isArray(list) && list.length > 0 && list.every(isScalar)) return list as Scalar[];
-  return undefined;
+  if (Array.isArray(list) && list.length > 0 && list.every(isScalar)) {
+    return `${sqlKey} = ANY(ARRAY[${[...list.map(canonicalKey), arrayKey].join(', ')}])`;
+  }
+  const lows = [condition.$gt, condition.$gte].filter(isFiniteNumber);
+  const highs = [condition.$lt, condition.$lte].filter(isFiniteNumber);
+  if (lows.length === 0 && highs.length === 0) return undefined;
+  // Without a bound on one side: every number key lies between 'n' and 'o'.
+  const low = lows.length ? canonicalKey(Math.max(...lows)) : quoteText('n');
+  const high = highs.length ? canonicalKey(Math.min(...highs)) : quoteText('o');
+  return `((${sqlKey} >= ${low} AND ${sqlKey} <= ${high}) OR ${sqlKey} = ${arrayKey})`;
 }
 
-/** The key doc_index_key gives a scalar, computed by PostgreSQL the same way (constant-folded). */
+function isFiniteNumber(value: MqlValue | undefined): value is number {
+  return typeof value === 'number' && Number.isFinite(value);
+}
+
+/** The key doc_index_key gives a scalar: the function itself on the value (constant-folded by the planner). */
 function canonicalKey(value: Scalar): string {
-  if (typeof value === 'number') return `left(trim_scale(${quoteText(String(value))}::numeric)::text, 100)`;
-  if (typeof value === 'string') return `left(to_jsonb(${quoteText(value)}::text)::text, 100)`;
-  return quoteText(String(value));
+  return `sensordata.doc_index_key(${jsonbLiteral(value)}, '{}'::text[])`;
 }
 
 /**
