@@ -117,7 +117,8 @@ describe('hot storage expiry', () => {
       holder.release();
     }
     await eventually(async () => assert.equal(await hotRows(), 0));
-    assert.equal(await other.runOnce(AbortSignal.timeout(5_000)), 0);
+    // Once free, the other runner gets its turn (the cloud's own 50 ms timer may be mid-pass: retry).
+    await eventually(async () => assert.equal(await other.runOnce(AbortSignal.timeout(5_000)), 0));
     await other.stop();
   });
 });
