@@ -3,7 +3,7 @@ import { after, before, test } from 'node:test';
 import { fromBinary, type JsonObject, type MessageInitShape, toJson } from '@bufbuild/protobuf';
 import { anyUnpack, timestampMs, ValueSchema } from '@bufbuild/protobuf/wkt';
 import { Code, ConnectError } from '@connectrpc/connect';
-import { dataPb } from '@mcloud/protocol';
+import { dataPb, dataSyncPb } from '@mcloud/protocol';
 import { type AuthedClients, createAuthedClients } from '../support/connect-clients.ts';
 import {
   createLocation,
@@ -14,6 +14,7 @@ import {
   seedReadings,
 } from '../support/seed-data.ts';
 import { startTestCloud, type TestCloud } from '../support/test-cloud.ts';
+import { ts, uploadMetadata } from './ingest-fixtures.ts';
 
 const now = { ms: Date.parse('2025-03-11T12:00:00Z') };
 let t: TestCloud;
@@ -413,5 +414,85 @@ test('DeleteTabularData counts UTC calendar days; 0 deletes everything', async (
   );
   assert.equal(await remove(0), 2);
   assert.equal(await count({}, clients), 0);
+  assert.equal(await count(), 45, 'other organizations untouched');
+});
+
+test('DeleteTabularData deletes the receipts of the uploads it deleted entirely: uploading them again stores again', async () => {
+  const victim = await createOrganization(t.cloud, 'receipts');
+  const part = await createPart(
+    t.cloud,
+    { organizationId: victim.organizationId, locationId: victim.locationId },
+    { robotName: 'r' },
+  );
+  const clients = await createAuthedClients(t.url, { keyId: victim.keyId, key: victim.key });
+  now.ms = Date.parse('2025-03-11T12:00:00Z');
+  const upload = (componentName: string, times: string[]) =>
+    clients.dataSync.dataCaptureUpload({
+      metadata: uploadMetadata(part.partId, { componentName }),
+      sensorContents: times.map((time) => ({
+        metadata: { timeRequested: ts(Date.parse(time)), timeReceived: ts(Date.parse(time)) },
+        data: { case: 'struct' as const, value: { time } },
+      })),
+    });
+  const stored = async (componentName: string) => {
+    const result = await t.cloud.deps.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM readings r JOIN capture_sources s ON s.id = r.source_id
+        WHERE r.organization_id = $1 AND s.component_name = $2`,
+      [victim.organizationId, componentName],
+    );
+    return result.rows[0]?.n;
+  };
+  const uploads = {
+    old: ['2025-03-09T10:00:00Z', '2025-03-09T10:01:00Z'],
+    straddling: ['2025-03-10T23:00:00Z', '2025-03-11T01:00:00Z'],
+    recent: ['2025-03-11T10:00:00Z'],
+  };
+  const first: Record<string, string> = {};
+  for (const [name, times] of Object.entries(uploads)) {
+    first[name] = (await upload(name, times)).binaryDataId;
+    assert.equal((await upload(name, times)).binaryDataId, first[name], `${name}: a retry is a duplicate`);
+  }
+  const image = {
+    metadata: uploadMetadata(part.partId, { type: dataSyncPb.DataType.BINARY_SENSOR, mimeType: 'image/png' }),
+    sensorContents: [
+      {
+        metadata: { timeRequested: ts(now.ms) },
+        data: { case: 'binary' as const, value: Buffer.from('png') },
+      },
+    ],
+  };
+  const imageId = (await clients.dataSync.dataCaptureUpload(image)).binaryDataId;
+
+  const remove = async (days: number) =>
+    Number(
+      (
+        await clients.data.deleteTabularData({
+          organizationId: victim.organizationId,
+          deleteOlderThanDays: days,
+        })
+      ).deletedCount,
+    );
+  assert.equal(await remove(1), 3, 'everything captured before March 11');
+  const oldAgain = await upload('old', uploads.old);
+  assert.notEqual(oldAgain.binaryDataId, first.old, 'deleted entirely: stored again');
+  assert.equal(await stored('old'), 2);
+  assert.equal(
+    (await upload('old', uploads.old)).binaryDataId,
+    oldAgain.binaryDataId,
+    'and idempotent again',
+  );
+  // Partly deleted: storing it again would duplicate its surviving reading, so it stays a duplicate.
+  assert.equal((await upload('straddling', uploads.straddling)).binaryDataId, first.straddling);
+  assert.equal(await stored('straddling'), 1);
+  assert.equal((await upload('recent', uploads.recent)).binaryDataId, first.recent);
+  assert.equal(await stored('recent'), 1);
+
+  assert.equal(await remove(0), 4);
+  for (const [name, times] of Object.entries(uploads)) {
+    assert.notEqual((await upload(name, times)).binaryDataId, first[name], `${name}: stored again`);
+    assert.equal(await stored(name), times.length);
+  }
+  // Binary data is not tabular data: its receipt stays with it.
+  assert.equal((await clients.dataSync.dataCaptureUpload(image)).binaryDataId, imageId);
   assert.equal(await count(), 45, 'other organizations untouched');
 });

@@ -41,6 +41,7 @@ function batch(sourceId: string, rowCount: number): ReadingBatch {
     organizationId,
     idempotencyKey: randomBytes(32),
     binaryDataId: `${organizationId}/loc/${randomBytes(12).toString('hex')}`,
+    capturedUntilUs: nowMs * 1000 + rowCount - 1,
     copyRows: encodeReadingRows({
       organizationId,
       sourceId,

@@ -32,14 +32,25 @@ export async function deleteTabularData(
   const cutoffMs = tabularDeleteCutoffMs(deps.clock.nowMs(), input.deleteOlderThanDays);
   if (cutoffMs !== undefined && cutoffMs <= earliestCutoffMs) return 0;
   const params = createSqlParams();
-  const conditions = [`organization_id = ${params.add(organizationId)}::uuid`];
+  const organization = params.add(organizationId);
+  const conditions = [`organization_id = ${organization}::uuid`];
+  // Receipts of the uploads this deletes entirely go too, so uploading such a capture again stores it
+  // (an upload only partly deleted keeps its receipt: storing it again would duplicate what is left).
+  // Deleting everything also removes receipts without a capture span (written before migration 0017):
+  // every receipt not backed by a binary_data row is a tabular one. One statement: one snapshot.
+  let receiptCondition = `NOT EXISTS (SELECT 1 FROM binary_data b WHERE b.organization_id = u.organization_id AND b.id = u.file_id)`;
   if (cutoffMs !== undefined) {
-    conditions.push(
-      `captured_at < ${timestampFromMicrosSql(params.add((BigInt(cutoffMs) * 1000n).toString()))}`,
-    );
+    const cutoff = timestampFromMicrosSql(params.add((BigInt(cutoffMs) * 1000n).toString()));
+    conditions.push(`captured_at < ${cutoff}`);
+    receiptCondition = `u.captured_until < ${cutoff}`;
   }
-  const result = await deps.db.query(`DELETE FROM readings WHERE ${allOf(conditions)}`, params.values);
-  return result.rowCount ?? 0;
+  const result = await deps.db.query<{ deleted: string }>(
+    `WITH deleted AS (DELETE FROM readings WHERE ${allOf(conditions)} RETURNING 1),
+          receipts AS (DELETE FROM upload_receipts u WHERE u.organization_id = ${organization}::uuid AND ${receiptCondition})
+     SELECT count(*)::text AS deleted FROM deleted`,
+    params.values,
+  );
+  return Number(result.rows[0]?.deleted ?? 0);
 }
 
 /**

@@ -53,6 +53,7 @@ export async function ingestTabularReadings(
   const months = new Set<number>();
   const { count, timeRequestedUs, timeReceivedUs, payloadStarts, payloadEnds } = readings;
   const capturedUs: number[] = new Array(count);
+  let capturedUntilUs = Number.NEGATIVE_INFINITY;
   let lastMonthStartUs = 0;
   let lastMonthEndUs = -1;
   for (let index = 0; index < count; index++) {
@@ -70,6 +71,7 @@ export async function ingestTabularReadings(
       `sensor_contents[${index}].metadata`,
     );
     capturedUs[index] = captured;
+    if (captured > capturedUntilUs) capturedUntilUs = captured;
     // Readings of one upload mostly share a month: only a change of month costs a Date.
     if (captured < lastMonthStartUs || captured >= lastMonthEndUs) {
       const monthIndex = monthIndexOf(Math.floor(captured / 1000));
@@ -142,6 +144,7 @@ export async function ingestTabularReadings(
         organizationId: part.organizationId,
         idempotencyKey,
         binaryDataId,
+        capturedUntilUs,
         copyRows,
         rowCount: count,
         beforeCommit,
