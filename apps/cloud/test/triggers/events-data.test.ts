@@ -77,6 +77,25 @@ test('tabular uploads: part_data_ingested and conditional_data_ingested recorded
       notifications: [hook('hot', { signing_secret: `whsec_${Buffer.alloc(32, 7).toString('base64')}` })],
     },
     {
+      name: 'cam-sync',
+      event: {
+        type: 'conditional_data_ingested',
+        conditional: { data_capture_method: 'camera:cam:ReadImage' },
+      },
+      notifications: [hook('cam-sync')],
+    },
+    {
+      name: 'cam-evals',
+      event: {
+        type: 'conditional_data_ingested',
+        conditional: {
+          data_capture_method: 'camera:cam:ReadImage',
+          conditions: { evals: [{ operator: 'gt', value: { x: 1 } }] },
+        },
+      },
+      notifications: [hook('cam-evals')],
+    },
+    {
       name: 'every-sync',
       event: {
         type: 'conditional_data_ingested',
@@ -184,18 +203,21 @@ test('binary and file uploads: part_data_ingested with file_id and data type, on
   assert.deepEqual(
     rows.map((r) => [r.trigger_name, r.notification_type, (r.facts.data as { dataType: string }).dataType]),
     [
+      // A conditional trigger without evals fires on every sync from its component, binary too.
+      ['cam-sync', 'webhook', 'binary'],
       ['files', 'webhook', 'binary'],
       ['files', 'email', 'binary'],
       ['files', 'webhook', 'file'],
       ['files', 'email', 'file'],
     ],
   );
-  const binaryFacts = rows[0]?.facts.data as Record<string, unknown>;
+  assert.deepEqual((rows[0]?.facts.data as Record<string, unknown>).triggerCondition, { evals: [] });
+  const binaryFacts = rows[1]?.facts.data as Record<string, unknown>;
   assert.equal(binaryFacts.fileId, String(binaryId).split('/').at(-1));
   assert.equal(binaryFacts.componentName, 'cam');
   assert.equal(binaryFacts.minTimeReceived, at(10).toISOString().replace('Z', '000Z'));
   assert.equal(binaryFacts.data, undefined);
-  assert.equal((rows[2]?.facts.data as { fileId: string }).fileId, String(fileId).split('/').at(-1));
+  assert.equal((rows[3]?.facts.data as { fileId: string }).fileId, String(fileId).split('/').at(-1));
 
   // StreamingDataCaptureUpload (how viam-server syncs large captures): the same binary path.
   const streamed = await streamingDataCaptureUpload(sdk, new Uint8Array(200_000).fill(7), {
@@ -206,7 +228,7 @@ test('binary and file uploads: part_data_ingested with file_id and data type, on
     fileExtension: '.bin',
     requestTimes: [at(20), at(21)],
   });
-  const after = (await deliveriesOf(t, machine.partId)).slice(before + 4);
+  const after = (await deliveriesOf(t, machine.partId)).slice(before + 5);
   assert.deepEqual(
     after.map((r) => [r.notification_type, (r.facts.data as { componentName: string }).componentName]),
     [

@@ -31,21 +31,19 @@ export function createUploadTriggers(db: Queryable, cache: PartTriggersCache, cl
     for (const trigger of ingested) {
       if (trigger.dataTypes.includes(dataType)) firing.push({ trigger, facts: baseFacts() });
     }
-    if (tabular) {
-      for (const trigger of conditional) {
-        const condition = trigger.conditional;
-        if (!condition || !capturedBy(condition.method, upload)) continue;
-        const index = firstReadingMeetingEvals(upload.itemCount, upload.payloadAt, condition.evals);
-        if (index < 0) continue;
-        firing.push({
-          trigger,
-          facts: {
-            ...baseFacts(),
-            data: readingData(upload, index),
-            triggerCondition: { evals: condition.evals },
-          },
-        });
+    for (const trigger of conditional) {
+      const condition = trigger.conditional;
+      if (!condition || !capturedBy(condition.method, upload)) continue;
+      const triggerCondition = { evals: condition.evals };
+      if (!tabular) {
+        // Binary/file data has no readings to test: only a trigger without evals fires (every sync).
+        if (condition.evals.length === 0)
+          firing.push({ trigger, facts: { ...baseFacts(), triggerCondition } });
+        continue;
       }
+      const index = firstReadingMeetingEvals(upload.itemCount, upload.payloadAt, condition.evals);
+      if (index < 0) continue;
+      firing.push({ trigger, facts: { ...baseFacts(), data: readingData(upload, index), triggerCondition } });
     }
     if (firing.length === 0) return undefined;
     const occurredAt = new Date(upload.syncedAtMs);
