@@ -443,6 +443,23 @@ test('delete drops the pipeline, its runs and its output; its queued jobs do not
   queued.length = 0;
 });
 
+test('a run interrupted by a stopping cloud goes back to SCHEDULED and its job fails (to be retried)', async () => {
+  nowMs = at('2025-03-10T10:30:00Z');
+  const id = await createPipeline('interrupted');
+  nowMs = at('2025-03-10T11:00:00Z');
+  await pass();
+  const runId = queued.shift() as string;
+  const stopping = new AbortController();
+  stopping.abort();
+  await assert.rejects(executePipelineRun(deps(), runId, stopping.signal));
+  assert.deepEqual(
+    (await runsOf(id)).map((run) => run.status),
+    ['scheduled'],
+  );
+  assert.equal(await executePipelineRun(deps(), runId, signal()), 'completed', 'the retried job runs it');
+  await cleanUp(id);
+});
+
 test("a run reads its window's partition only, not all of the organization's readings", async () => {
   // A reading in January: its month partition must not be scanned by a March window.
   await seedReadings(t.cloud, part, { componentName: 'january' }, [

@@ -131,7 +131,8 @@ export async function executePipelineRun(
     const written = await writeOutput(deps, run, result.jsonTexts ?? []);
     return written ? 'completed' : 'skipped';
   } catch (error) {
-    if (error instanceof DomainError && error.code === 'Aborted') {
+    // Aborted: by the query layer (DomainError) or by the signal itself (any error once it fired).
+    if (signal.aborted || (error instanceof DomainError && error.code === 'Aborted')) {
       // The cloud is stopping: hand the window back so the job's retry (here or on another replica) runs it.
       await deps.db.query(
         `UPDATE data_pipeline_runs SET status = 'scheduled', started_at = NULL WHERE id = $1 AND status = 'started'`,
