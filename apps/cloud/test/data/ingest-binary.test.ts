@@ -4,6 +4,7 @@ import { after, before, test } from 'node:test';
 import { create } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { dataSyncPb } from '@mcloud/protocol';
+import { createAuthedClients } from '../support/connect-clients.ts';
 import { startTestCloud, type TestCloud } from '../support/test-cloud.ts';
 import {
   apiKeyClient,
@@ -366,4 +367,65 @@ test('machine credentials upload files for their own part only', async () => {
     /part_id/,
   );
   assert.equal((await listBlobFiles(t)).length, before);
+});
+
+test('classifications in the upload annotations are stored and returned in BinaryMetadata.annotations', async () => {
+  const owner = await createAuthedClients(t.url, { keyId: t.bootstrap.api_key_id, key: t.bootstrap.api_key });
+  const upload = (classifications: { label: string; confidence?: number }[], componentName: string) =>
+    client.dataCaptureUpload({
+      metadata: uploadMetadata(part.partId, {
+        type: dataSyncPb.DataType.BINARY_SENSOR,
+        componentName,
+        mimeType: 'image/png',
+      }),
+      sensorContents: [
+        {
+          metadata: {
+            timeRequested: ts(Date.UTC(2025, 6, 2)),
+            annotations: {
+              classifications,
+              bboxes: [{ label: 'dog', xMaxNormalized: 1, yMaxNormalized: 1 }],
+            },
+          },
+          data: { case: 'binary', value: randomBytes(100) },
+        },
+      ],
+    });
+  const response = await upload([{ label: 'cat', confidence: 0.75 }, { label: 'indoor' }], 'classified-cam');
+  const { data } = await owner.data.binaryDataByIDs({ binaryDataIds: [response.binaryDataId] });
+  const annotations = data[0]?.metadata?.annotations;
+  assert.deepEqual(
+    annotations?.classifications.map((c) => [c.label, c.confidence]),
+    [
+      ['cat', 0.75],
+      ['indoor', undefined],
+    ],
+  );
+  assert.ok(annotations?.classifications.every((c) => c.id !== ''));
+  assert.deepEqual(
+    annotations?.bboxes.map((box) => box.label),
+    ['dog'],
+  );
+  const page = await owner.data.binaryDataByFilter({
+    dataRequest: { filter: { componentName: 'classified-cam' }, limit: 10n },
+  });
+  assert.deepEqual(
+    page.data[0]?.metadata?.annotations?.classifications.map((c) => c.label),
+    ['cat', 'indoor'],
+  );
+
+  await expectCode(
+    upload([{ label: 'cat', confidence: 1.5 }], 'bad-classified-cam'),
+    Code.InvalidArgument,
+    /annotations\.classifications\[0\]\.confidence.*between 0 and 1/,
+  );
+  await expectCode(
+    upload([{ label: ' ' }], 'bad-classified-cam'),
+    Code.InvalidArgument,
+    /annotations\.classifications\[0\]\.label.*required/,
+  );
+  const stored = await t.cloud.deps.db.query(
+    `SELECT count(*)::int AS n FROM binary_data WHERE component_name = 'bad-classified-cam'`,
+  );
+  assert.equal(stored.rows[0].n, 0, 'a refused upload stores nothing');
 });

@@ -116,6 +116,10 @@ export function captureFromSensorMetadata(
       yMax: box.yMaxNormalized,
       confidence: box.confidence,
     })),
+    classifications: (metadata?.annotations?.classifications ?? []).map((classification) => ({
+      label: classification.label,
+      confidence: classification.confidence,
+    })),
   };
 }
 

@@ -164,7 +164,11 @@ export function binaryMetadataToProto(item: BinaryItem, uri: string): dataPb.Bin
         yMaxNormalized: box.yMax,
         ...(box.confidence === undefined ? {} : { confidence: box.confidence }),
       })),
-      classifications: [],
+      classifications: item.classifications.map((classification) => ({
+        id: classification.id,
+        label: classification.label,
+        ...(classification.confidence === undefined ? {} : { confidence: classification.confidence }),
+      })),
     },
     datasetIds: [...item.datasetIds],
   });

@@ -14,7 +14,13 @@ import { mapJsonError } from './tabular-ingest.ts';
 import { prepareUploadObservers, type UploadObserver } from './upload-observer.ts';
 import { resolveUploadPart, type UploadPart } from './upload-part.ts';
 import { findReceipt } from './upload-receipts.ts';
-import type { BoundingBoxInput, CaptureTimes, UploadMetadataInput, UploadResult } from './upload-types.ts';
+import type {
+  BoundingBoxInput,
+  CaptureTimes,
+  ClassificationInput,
+  UploadMetadataInput,
+  UploadResult,
+} from './upload-types.ts';
 
 export interface BinaryIngestDeps {
   db: Database;
@@ -29,6 +35,7 @@ export interface BinaryCaptureInput extends CaptureTimes {
   /** MIME type named by the SensorMetadata enum, or `''`. */
   mimeType: string;
   boundingBoxes: readonly BoundingBoxInput[];
+  classifications?: readonly ClassificationInput[];
 }
 
 export interface BinaryIngestOptions {
@@ -61,6 +68,7 @@ export async function ingestBinary(
   const nowMs = deps.clock.nowMs();
   const capturedUs = captureInstantUs(capture, nowMs, 'sensor_metadata');
   const boxes = validateBoundingBoxes(capture.boundingBoxes);
+  const classifications = validateClassifications(capture.classifications ?? []);
   const datasetIds = await requireDatasets(
     deps.db,
     part,
@@ -173,6 +181,21 @@ export async function ingestBinary(
           ],
         );
       }
+      if (classifications.length > 0) {
+        await client.query(
+          `INSERT INTO classifications (id, organization_id, binary_id, label, confidence)
+           SELECT c.id, $1, $2, c.label, c.confidence
+             FROM unnest($3::text[], $4::text[], $5::float8[]) WITH ORDINALITY AS c(id, label, confidence, n)
+            ORDER BY c.n`,
+          [
+            part.organizationId,
+            binaryDataId,
+            classifications.map(() => newObjectId(nowMs)),
+            classifications.map((classification) => classification.label),
+            classifications.map((classification) => classification.confidence ?? null),
+          ],
+        );
+      }
       if (beforeCommit) await beforeCommit(client);
       return undefined;
     });
@@ -189,6 +212,38 @@ export async function ingestBinary(
 
 function uniqueStrings(values: readonly string[]): string[] {
   return [...new Set(values)];
+}
+
+const maxClassifications = 10_000;
+const maxLabelLength = 512;
+
+function validateClassifications(
+  classifications: readonly ClassificationInput[],
+): readonly ClassificationInput[] {
+  const field = 'sensor_metadata.annotations.classifications';
+  if (classifications.length > maxClassifications) {
+    throw invalidArgument(
+      field,
+      `must contain at most ${maxClassifications} entries`,
+      classifications.length,
+    );
+  }
+  classifications.forEach((classification, index) => {
+    const label = classification.label;
+    if (label.trim() === '') throw invalidArgument(`${field}[${index}].label`, 'is required');
+    if (label.length > maxLabelLength) {
+      throw invalidArgument(
+        `${field}[${index}].label`,
+        `must be at most ${maxLabelLength} characters`,
+        label,
+      );
+    }
+    const confidence = classification.confidence;
+    if (confidence !== undefined && !(Number.isFinite(confidence) && confidence >= 0 && confidence <= 1)) {
+      throw invalidArgument(`${field}[${index}].confidence`, 'must be between 0 and 1', confidence);
+    }
+  });
+  return classifications;
 }
 
 function validateBoundingBoxes(boxes: readonly BoundingBoxInput[]): readonly BoundingBoxInput[] {

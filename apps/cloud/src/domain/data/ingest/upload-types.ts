@@ -37,11 +37,17 @@ export interface BoundingBoxInput {
   confidence?: number | undefined;
 }
 
+export interface ClassificationInput {
+  label: string;
+  confidence?: number | undefined;
+}
+
 /** One SensorData of DataCaptureUpload. */
 export interface SensorContentInput extends CaptureTimes {
   /** The MIME type named by the SensorMetadata (enum mapped to its string), or `''`. */
   mimeType: string;
   boundingBoxes: readonly BoundingBoxInput[];
+  classifications?: readonly ClassificationInput[];
   data: { kind: 'struct'; value: JsonObject } | { kind: 'binary'; value: Uint8Array } | { kind: 'none' };
 }
 

@@ -1,6 +1,6 @@
 import type { Queryable } from '../../../infra/postgres/database.ts';
 import { fileIdOf } from '../ingest/binary-data-id.ts';
-import type { BinaryItem, BoundingBox, CaptureMetadataRow } from './capture-metadata.ts';
+import type { BinaryItem, BoundingBox, CaptureMetadataRow, Classification } from './capture-metadata.ts';
 import { captureMetadataFromRow, microsOrUndefined } from './capture-metadata.ts';
 import type { PageCursor } from './page-cursor.ts';
 import { allOf, microsOfSql, type SqlParams, timestampFromMicrosSql } from './sql-params.ts';
@@ -47,6 +47,7 @@ function itemFromRow(row: BinaryRow): BinaryItem {
     blobKey: row.blob_key,
     internal: row.internal,
     boundingBoxes: [],
+    classifications: [],
   };
 }
 
@@ -99,37 +100,55 @@ export async function selectBinaryByIds(
   return attachBoundingBoxes(db, ordered);
 }
 
+/** Fills in each item's bounding boxes and classifications (one query for both). */
 export async function attachBoundingBoxes(db: Queryable, items: BinaryItem[]): Promise<BinaryItem[]> {
   if (items.length === 0) return items;
   const result = await db.query<{
+    kind: 'box' | 'class';
     id: string;
     binary_id: string;
     label: string;
-    x_min: number;
-    y_min: number;
-    x_max: number;
-    y_max: number;
+    x_min: number | null;
+    y_min: number | null;
+    x_max: number | null;
+    y_max: number | null;
     confidence: number | null;
   }>(
-    `SELECT id, binary_id, label, x_min, y_min, x_max, y_max, confidence FROM bounding_boxes
-      WHERE binary_id = ANY($1::text[]) ORDER BY created_at, id`,
+    `SELECT 'box' AS kind, id, binary_id, label, x_min, y_min, x_max, y_max, confidence, created_at
+       FROM bounding_boxes WHERE binary_id = ANY($1::text[])
+     UNION ALL
+     SELECT 'class', id, binary_id, label, NULL, NULL, NULL, NULL, confidence, created_at
+       FROM classifications WHERE binary_id = ANY($1::text[])
+     ORDER BY created_at, id`,
     [items.map((item) => item.binaryDataId)],
   );
-  const byItem = new Map<string, BoundingBox[]>();
+  const boxes = new Map<string, BoundingBox[]>();
+  const classifications = new Map<string, Classification[]>();
   for (const row of result.rows) {
-    const box: BoundingBox = {
+    const confidence = row.confidence === null ? {} : { confidence: row.confidence };
+    if (row.kind === 'class') {
+      pushTo(classifications, row.binary_id, { id: row.id, label: row.label, ...confidence });
+      continue;
+    }
+    pushTo(boxes, row.binary_id, {
       id: row.id,
       label: row.label,
-      xMin: row.x_min,
-      yMin: row.y_min,
-      xMax: row.x_max,
-      yMax: row.y_max,
-      ...(row.confidence === null ? {} : { confidence: row.confidence }),
-    };
-    const list = byItem.get(row.binary_id) ?? [];
-    list.push(box);
-    byItem.set(row.binary_id, list);
+      xMin: row.x_min as number,
+      yMin: row.y_min as number,
+      xMax: row.x_max as number,
+      yMax: row.y_max as number,
+      ...confidence,
+    });
   }
-  for (const item of items) item.boundingBoxes = byItem.get(item.binaryDataId) ?? [];
+  for (const item of items) {
+    item.boundingBoxes = boxes.get(item.binaryDataId) ?? [];
+    item.classifications = classifications.get(item.binaryDataId) ?? [];
+  }
   return items;
+}
+
+function pushTo<T>(map: Map<string, T[]>, key: string, value: T): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
 }

@@ -61,6 +61,12 @@ export interface BoundingBox {
   confidence?: number;
 }
 
+export interface Classification {
+  id: string;
+  label: string;
+  confidence?: number;
+}
+
 export interface BinaryItem {
   fileId: string;
   binaryDataId: string;
@@ -75,6 +81,7 @@ export interface BinaryItem {
   blobKey: string;
   internal: boolean;
   boundingBoxes: BoundingBox[];
+  classifications: Classification[];
 }
 
 export interface TabularReading {
