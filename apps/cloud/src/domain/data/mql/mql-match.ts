@@ -26,6 +26,8 @@ import { isPlainObject, isRegex, type MqlRegex, type MqlValue, toTaggedJson } fr
 export interface MatchScope extends ExpressionScope {
   /** Counter for unique SQL aliases inside one statement. */
   nextAlias(): string;
+  /** Filled while compiling: each `((c) IS TRUE)` condition made on a typed column → its bare `(c)`. */
+  bareComparisons?: Map<string, string>;
 }
 
 interface Target {
@@ -37,11 +39,36 @@ const refusedQueryOperators = new Set(['$where', '$function', '$accumulator']);
 
 export function compileMatch(query: MqlValue, scope: MatchScope): string {
   if (!isPlainObject(query)) throw invalidArgument(scope.where, '$match needs a query document');
+  const bare = new Map<string, string>();
+  const inner: MatchScope = { ...scope, bareComparisons: bare };
   const parts: string[] = [];
   for (const [key, value] of Object.entries(query)) {
-    parts.push(compileTopLevel(key, value, scope, (path) => fieldTarget(path, scope)));
+    parts.push(
+      withoutIsTrue(
+        compileTopLevel(key, value, inner, (path) => fieldTarget(path, inner)),
+        bare,
+      ),
+    );
   }
   return sqlAnd(parts);
+}
+
+/**
+ * A condition that is a top-level conjunct of the WHERE clause needs no `IS TRUE` (WHERE drops NULL like
+ * false), and the bare comparison is what an index (B-tree on the column) matches: `time_received >= …`
+ * can use one, `(time_received >= …) IS TRUE` cannot. Only conditions this compilation made with
+ * `isTrue` — alone or as an AND of such — are unwrapped; anything else stays as it is.
+ */
+function withoutIsTrue(part: string, bare: ReadonlyMap<string, string>): string {
+  const direct = bare.get(part);
+  if (direct !== undefined) return direct;
+  if (part.startsWith('(') && part.endsWith(')')) {
+    const pieces = part.slice(1, -1).split(' AND ');
+    if (pieces.length > 1 && pieces.every((piece) => bare.has(piece))) {
+      return `(${pieces.map((piece) => bare.get(piece)).join(' AND ')})`;
+    }
+  }
+  return part;
 }
 
 function fieldTarget(path: string, scope: ExpressionScope): Target {
@@ -125,7 +152,7 @@ function compileOperator(
         operand.every((item) => typeof item === 'string')
       ) {
         // One hashed `= ANY(array)` instead of a chain of ORs.
-        const any = isTrue(`${column.sql} = ANY(${textArrayLiteral(operand as string[])})`);
+        const any = isTrue(`${column.sql} = ANY(${textArrayLiteral(operand as string[])})`, scope);
         return operator === '$in' ? any : `NOT ${any}`;
       }
       const any = sqlOr(
@@ -235,7 +262,7 @@ function equals(target: Target, value: MqlValue, scope: MatchScope): string {
   }
   if (typed) {
     const native = nativeLiteral(typed, value);
-    if (native !== undefined) return isTrue(`${typed.sql} = ${native}`);
+    if (native !== undefined) return isTrue(`${typed.sql} = ${native}`, scope);
     if (typed.type !== 'bool' && typed.type !== 'number') return 'false';
   }
   if (typeof value === 'number' || typeof value === 'string' || typeof value === 'boolean') {
@@ -251,8 +278,10 @@ function equals(target: Target, value: MqlValue, scope: MatchScope): string {
  * A comparison on a column as a non-NULL condition. `IS TRUE` (unlike COALESCE) counts as leakproof for
  * PostgreSQL, so the condition is pushed below the security-barrier document view onto the table scan.
  */
-function isTrue(comparison: string): string {
-  return `((${comparison}) IS TRUE)`;
+function isTrue(comparison: string, scope: MatchScope): string {
+  const condition = `((${comparison}) IS TRUE)`;
+  scope.bareComparisons?.set(condition, `(${comparison})`);
+  return condition;
 }
 
 /** The literal in the column's SQL type, or undefined when the types differ (which never matches). */
@@ -278,7 +307,7 @@ function compare(target: Target, operator: string, value: MqlValue, scope: Match
     const native = nativeLiteral(typed, value);
     if (native === undefined) return 'false';
     const column = typed.type === 'text' || typed.type === 'oid' ? `(${typed.sql}) COLLATE "C"` : typed.sql;
-    return isTrue(`${column} ${symbol} ${native}`);
+    return isTrue(`${column} ${symbol} ${native}`, scope);
   }
   if (typeof value === 'number' || typeof value === 'string') {
     return pathExists(target, `@ ${symbol} $v`, { v: value });
@@ -306,7 +335,7 @@ function regexMatch(target: Target, regex: MqlRegex, scope: MatchScope): string 
   if (typed && (regex.options === '' || regex.options === 'i')) {
     if (typed.type !== 'text') return 'false';
     const operator = regex.options === 'i' ? '~*' : '~';
-    return isTrue(`${typed.sql} ${operator} ${quoteText(regex.pattern)}`);
+    return isTrue(`${typed.sql} ${operator} ${quoteText(regex.pattern)}`, scope);
   }
   const flags = regex.options ? ` flag ${JSON.stringify(regex.options)}` : '';
   return pathExists(target, `@ like_regex ${JSON.stringify(regex.pattern)}${flags}`);
