@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
+import { linearRegExpEngine } from '../../src/domain/triggers/linear-regexp.ts';
 import {
   type EvalOperator,
   parseTriggers,
@@ -87,6 +88,37 @@ test('regex tests strings (and numbers/booleans as text)', () => {
   assert.equal(readingMeetsEvals(r({ status: ['error'] }), evals), false);
   assert.equal(readingMeetsEvals(r({ status: 'x'.repeat(20_000) }), [e('regex', { status: 'x' })]), false);
   assert.equal(readingMeetsEvals(r({ s: 'a' }), [e('regex', { s: '(' })]), false, 'invalid pattern');
+});
+
+test('regex runs in linear time: a catastrophic pattern cannot stall ingest; backreferences are refused', () => {
+  assert.equal(linearRegExpEngine, true, "V8's linear-time engine is enabled on this Node");
+  const started = performance.now();
+  const evil = [e('regex', { s: '^(a+)+$' }), e('regex', { s: '(x+x+)+y' })];
+  assert.equal(readingMeetsEvals(r({ s: `${'a'.repeat(4_000)}b` }), evil.slice(0, 1)), false);
+  assert.equal(readingMeetsEvals(r({ s: 'x'.repeat(4_000) }), evil.slice(1)), false);
+  assert.equal(readingMeetsEvals(r({ s: 'aaaa' }), evil.slice(0, 1)), true);
+  const elapsedMs = performance.now() - started;
+  assert.ok(elapsedMs < 1_000, `took ${elapsedMs} ms (backtracking engine: years)`);
+  const save = (value: unknown) =>
+    parseTriggers('config.triggers', [
+      {
+        name: 'r',
+        event: {
+          type: 'conditional_data_ingested',
+          conditional: {
+            data_capture_method: 'sensor:s:Readings',
+            conditions: { evals: [{ operator: 'regex', value }] },
+          },
+        },
+        notifications: [{ type: 'webhook', value: 'https://x.test/' }],
+      },
+    ]);
+  assert.throws(
+    () => save({ s: '(a)\\1' }),
+    /config\.triggers\[0\]\.event\.conditional\.conditions\.evals\[0\]\.value\.s: must be a regular expression that runs in linear time/,
+  );
+  assert.throws(() => save({ s: 'a'.repeat(1_001) }), /value\.s: must be at most 1000 characters/);
+  save({ s: '^(a+)+$' });
 });
 
 test('type mismatches never throw and never hold', () => {

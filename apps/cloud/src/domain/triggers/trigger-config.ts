@@ -1,4 +1,5 @@
 import { invalidArgument } from '../errors.ts';
+import { compileLinearRegExp } from './linear-regexp.ts';
 
 /**
  * The `triggers` array of a machine part's configuration (service spec, "Trigger" tables), parsed and
@@ -62,6 +63,7 @@ const maxTriggers = 100;
 const maxNotifications = 20;
 const maxEvals = 50;
 const maxEvalDepth = 8;
+const maxRegexChars = 1_000;
 const emailPattern = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 /** Parses `config.triggers` (absent/null = none). Throws InvalidArgument naming the field path. */
@@ -182,6 +184,21 @@ function checkEvalValue(path: string, operator: EvalOperator, value: unknown, de
       new RegExp(value);
     } catch (error) {
       throw invalidArgument(path, `must be a valid regular expression: ${(error as Error).message}`, value);
+    }
+    if (value.length > maxRegexChars)
+      throw invalidArgument(
+        path,
+        `must be at most ${maxRegexChars} characters`,
+        `${value.length} characters`,
+      );
+    try {
+      compileLinearRegExp(value);
+    } catch {
+      throw invalidArgument(
+        path,
+        'must be a regular expression that runs in linear time (no backreferences such as \\1)',
+        value,
+      );
     }
     return;
   }

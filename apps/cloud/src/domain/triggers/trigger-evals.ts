@@ -1,3 +1,4 @@
+import { compileLinearRegExp } from './linear-regexp.ts';
 import type { EvalOperator, TriggerEval } from './trigger-config.ts';
 
 /**
@@ -12,7 +13,8 @@ import type { EvalOperator, TriggerEval } from './trigger-config.ts';
  * - A scalar `value` at the top level holds when ANY top-level field of the readings satisfies it.
  * - A missing field, or a field of another type than the operator needs, does not satisfy the eval (and
  *   `neq` needs the field to be present): `lt gt lte gte` compare numbers only; `eq neq` compare
- *   numbers, strings, booleans and null strictly; `regex` tests strings (numbers and booleans as text).
+ *   numbers, strings, booleans and null strictly; `regex` tests strings (numbers and booleans as text)
+ *   of at most 4,096 characters with V8's linear-time engine (linear-regexp.ts).
  */
 export function readingMeetsEvals(payload: unknown, evals: readonly TriggerEval[]): boolean {
   if (evals.length === 0) return true;
@@ -65,8 +67,8 @@ function meetsObject(target: unknown, operator: EvalOperator, value: Record<stri
   return true;
 }
 
-/** Readings longer than this are not tested against a regex (bounds the cost of a bad pattern). */
-const regexInputMaxChars = 10_000;
+/** Texts longer than this are not tested against a regex (bounds the cost per reading). */
+const regexInputMaxChars = 4_096;
 const regexCache = new Map<string, RegExp | null>();
 const regexCacheMax = 1_000;
 
@@ -74,7 +76,7 @@ function compiled(pattern: string): RegExp | null {
   let regex = regexCache.get(pattern);
   if (regex === undefined) {
     try {
-      regex = new RegExp(pattern);
+      regex = compileLinearRegExp(pattern);
     } catch {
       regex = null;
     }
