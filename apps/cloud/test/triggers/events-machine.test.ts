@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { timestampFromMs } from '@bufbuild/protobuf/wkt';
 import type { Clock } from '../../src/domain/shared/clock.ts';
+import { logEntryChunks } from '../../src/domain/triggers/machine-event-triggers.ts';
 import {
   machineClients,
   newMachine,
@@ -167,6 +168,23 @@ test('conditional_logs_ingested: one delivery per batch with the matching entrie
     ['errors', 'infos'],
   );
   assert.equal((rows[1]?.facts as unknown as { entries: unknown[] }).entries.length, 2);
+
+  // A large batch is split into notifications of at most 100 entries (and 1 MiB), in order.
+  await robot.robot.log({
+    id: machine.partId,
+    logs: Array.from({ length: 250 }, (_, i) => logEntry('error', `e${i}`)),
+  });
+  const chunks = (await deliveriesOf(t, machine.partId))
+    .slice(base + 2)
+    .map((r) => (r.facts as unknown as { entries: { message: string }[] }).entries);
+  assert.deepEqual(chunks.map((c) => c.length).sort(), [100, 100, 50]);
+  assert.deepEqual(
+    chunks
+      .flat()
+      .map((e) => e.message)
+      .sort(),
+    Array.from({ length: 250 }, (_, i) => `e${i}`).sort(),
+  );
 });
 
 test('a configuration change is seen by the next event (cache invalidated by NOTIFY)', async () => {
@@ -215,4 +233,24 @@ test('a configuration saved through one replica is seen by the next event on ano
   } finally {
     await replica.stop();
   }
+});
+
+test('log notifications are bounded in bytes too', () => {
+  const big = (i: number) => ({
+    time: 't',
+    level: 'error',
+    loggerName: 'l',
+    message: `${i}${'x'.repeat(300_000)}`,
+  });
+  const chunks = logEntryChunks(Array.from({ length: 7 }, (_, i) => big(i)));
+  assert.deepEqual(
+    chunks.map((c) => c.length),
+    [3, 3, 1],
+  );
+  const huge = { ...big(0), message: 'y'.repeat(2 * 1024 * 1024) };
+  assert.deepEqual(
+    logEntryChunks([huge, big(1)]).map((c) => c.length),
+    [1, 1],
+    'an entry larger than the limit still goes, alone',
+  );
 });

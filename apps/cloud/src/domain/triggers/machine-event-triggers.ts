@@ -27,14 +27,16 @@ export function createMachineEventTriggers(cache: PartTriggersCache, clock: Cloc
           return level !== undefined && trigger.logLevels.includes(level);
         });
         if (matching.length === 0) continue;
-        await fireTrigger(
-          tx,
-          event,
-          trigger,
-          { kind: 'logs', entries: matching.map(triggerLogEntryOf) },
-          (matching[0] as StoredLogEntry).receivedAt,
-          new Date(clock.nowMs()),
-        );
+        for (const entries of logEntryChunks(matching.map(triggerLogEntryOf))) {
+          await fireTrigger(
+            tx,
+            event,
+            trigger,
+            { kind: 'logs', entries },
+            (matching[0] as StoredLogEntry).receivedAt,
+            new Date(clock.nowMs()),
+          );
+        }
       }
       return;
     }
@@ -50,6 +52,35 @@ export function createMachineEventTriggers(cache: PartTriggersCache, clock: Cloc
       );
     }
   };
+}
+
+/** One notification carries at most this many log entries, or this many bytes of them (JSON). */
+export const logEntriesPerNotificationMax = 100;
+export const logBytesPerNotificationMax = 1024 * 1024;
+
+/**
+ * The matching entries of one batch, in notifications of bounded size (a batch may hold 1,000 entries
+ * of up to 64 KiB message, stack and fields each). Usually one chunk.
+ */
+export function logEntryChunks(entries: readonly TriggerLogEntry[]): TriggerLogEntry[][] {
+  const chunks: TriggerLogEntry[][] = [];
+  let current: TriggerLogEntry[] = [];
+  let bytes = 0;
+  for (const entry of entries) {
+    const size = Buffer.byteLength(JSON.stringify(entry));
+    if (
+      current.length > 0 &&
+      (current.length >= logEntriesPerNotificationMax || bytes + size > logBytesPerNotificationMax)
+    ) {
+      chunks.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(entry);
+    bytes += size;
+  }
+  if (current.length > 0) chunks.push(current);
+  return chunks;
 }
 
 /**
