@@ -97,6 +97,7 @@ const order = [
   'query-mql',
   'query-sql',
   'trigger-latency',
+  'trigger-throughput',
   'part-offline',
   'pipelines',
 ];

@@ -156,26 +156,17 @@ export interface AttemptResult {
   deliveredAt: Date | undefined;
 }
 
-/** Records one attempt and the delivery's new state (same transaction as the row lock). */
+/** Records one attempt and the delivery's new state, in one statement (same transaction as the row lock). */
 export async function recordAttempt(
   tx: Queryable,
   delivery: Pick<DeliveryRecord, 'id' | 'organizationId'>,
   result: AttemptResult,
 ): Promise<void> {
   await tx.query(
-    `INSERT INTO trigger_delivery_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error)
-     VALUES ($1, $2, $3, $4, $5, $6)`,
-    [
-      delivery.id,
-      result.attempt,
-      result.startedAt,
-      result.durationMs,
-      result.statusCode ?? null,
-      result.error ?? null,
-    ],
-  );
-  await tx.query(
-    `UPDATE trigger_deliveries
+    `WITH attempt AS (
+       INSERT INTO trigger_delivery_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error)
+       VALUES ($1, $4, $10, $11, $8, $9))
+     UPDATE trigger_deliveries
         SET status = $3, attempt_count = $4, round_attempts = round_attempts + 1, first_attempt_at = $5,
             next_attempt_at = $6, delivered_at = $7, last_status_code = $8, last_error = $9
       WHERE id = $1 AND organization_id = $2`,
@@ -189,6 +180,8 @@ export async function recordAttempt(
       result.deliveredAt ?? null,
       result.statusCode ?? null,
       result.error ?? null,
+      result.startedAt,
+      result.durationMs,
     ],
   );
 }
