@@ -5,6 +5,7 @@ import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import { type Client, Code, createClient } from '@connectrpc/connect';
 import { triggerDeliveriesPb } from '@mcloud/protocol';
+import { recoverOverdueDeliveries } from '../../src/domain/triggers/delivery/delivery-recovery.ts';
 import { applyDeliveryRetention } from '../../src/domain/triggers/delivery/delivery-retention.ts';
 import type { TriggerDeliveryInput } from '../../src/domain/triggers/trigger-delivery.ts';
 import { newMachine, ownerOf, type TestMachine } from '../machines/machine-fixtures.ts';
@@ -341,4 +342,29 @@ test('retention deletes deliveries (and attempts) older than 30 days, in every o
   assert.ok(
     (await applyDeliveryRetention(t.cloud.deps.db, { nowMs: () => Date.now() + 31 * 86_400_000 }, 30)) >= 1,
   );
+});
+
+test('recovery re-enqueues an open delivery whose job was lost; delivered ones and fresh ones are left alone', async () => {
+  const lost = await t.cloud.deps.db.query<{ id: string }>(
+    `INSERT INTO trigger_deliveries (organization_id, location_id, robot_id, part_id, trigger_name, event_type,
+       notification_type, destination, facts, occurred_at)
+     VALUES ($1, $2, $3, $4, 'lost-hook', 'part_online', 'webhook', $5, $6, now()) RETURNING id::text`,
+    [
+      t.bootstrap.organization_id,
+      t.bootstrap.location_id,
+      machine.robotId,
+      machine.partId,
+      `${receiver.url}/lost`,
+      JSON.stringify({ kind: 'part-status', at: new Date().toISOString() }),
+    ],
+  );
+  const id = lost.rows[0]?.id as string;
+  const now = { nowMs: () => Date.now() };
+  assert.equal(await recoverOverdueDeliveries(t.cloud.deps.db, now, 600_000), 0);
+  const later = { nowMs: () => Date.now() + 11 * 60_000 };
+  assert.equal(await recoverOverdueDeliveries(t.cloud.deps.db, later, 600_000), 1);
+  const delivered = await waitForDeliveryStatus(t, id);
+  assert.equal(delivered.status, 'delivered');
+  assert.equal(receiver.requests.filter((r) => r.url === '/lost').length, 1);
+  assert.equal(await recoverOverdueDeliveries(t.cloud.deps.db, later, 600_000), 0);
 });

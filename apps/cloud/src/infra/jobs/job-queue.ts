@@ -44,6 +44,8 @@ export interface AddJobOptions {
   runAfterMs?: number;
   /** A job with the same key replaces a pending one (graphile-worker `job_key`, mode `replace`). */
   jobKey?: string;
+  /** `preserve_run_at`: an existing pending job with the key keeps its run_at (default `replace`). */
+  jobKeyMode?: 'replace' | 'preserve_run_at';
   /** Runs of this job row before it is left failed (default 25). */
   maxAttempts?: number;
   /** Jobs in one named queue run one after another. */
@@ -66,7 +68,8 @@ export async function addJob(
     `SELECT (graphile_worker.add_job(
        identifier => $1::text, payload => $2::json, queue_name => $3::text,
        run_at => coalesce($4::timestamptz, clock_timestamp() + $8::double precision * interval '1 millisecond'),
-       max_attempts => $5::int, job_key => $6::text, priority => $7::int)).id::text AS id`,
+       max_attempts => $5::int, job_key => $6::text, priority => $7::int,
+       job_key_mode => coalesce($9::text, 'replace'))).id::text AS id`,
     [
       name,
       JSON.stringify(payload ?? {}),
@@ -76,6 +79,7 @@ export async function addJob(
       options.jobKey ?? null,
       options.priority ?? null,
       options.runAfterMs ?? null,
+      options.jobKeyMode ?? null,
     ],
   );
   return result.rows[0]?.id as string;

@@ -304,3 +304,18 @@ export async function deleteDeliveriesBefore(db: Queryable, cutoff: Date, limit:
   );
   return result.rowCount ?? 0;
 }
+
+/**
+ * Open deliveries (pending or retrying) that should have been attempted before `cutoff` (pending: by
+ * creation; retrying: by next attempt), oldest first, row-locked (SKIP LOCKED) for the caller's transaction.
+ * Every organization: a maintenance pass, like retention.
+ */
+export async function lockOverdueDeliveries(tx: Queryable, cutoff: Date, limit: number): Promise<string[]> {
+  const result = await tx.query<{ id: string }>(
+    `SELECT id::text FROM trigger_deliveries
+      WHERE status IN ('pending', 'retrying') AND coalesce(next_attempt_at, created_at) < $1
+      ORDER BY coalesce(next_attempt_at, created_at) LIMIT $2 FOR UPDATE SKIP LOCKED`,
+    [cutoff, limit],
+  );
+  return result.rows.map((row) => row.id);
+}

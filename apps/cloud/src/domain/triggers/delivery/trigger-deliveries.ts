@@ -1,4 +1,3 @@
-import { addJob } from '../../../infra/jobs/job-queue.ts';
 import { withTransaction } from '../../../infra/postgres/database.ts';
 import { requireRole } from '../../auth/permissions.ts';
 import type { Principal } from '../../auth/principal.ts';
@@ -7,7 +6,6 @@ import { type FleetContext, organizationIdsOf } from '../../fleet/fleet-context.
 import { requirePart } from '../../fleet/parts.ts';
 import { requireUuid } from '../../validate.ts';
 import { redactUrl } from '../trigger-config.ts';
-import { triggerDeliveryJob } from '../trigger-delivery.ts';
 import {
   type DeliveryAttemptRecord,
   type DeliveryRecord,
@@ -17,6 +15,7 @@ import {
   listDeliveries,
   resetForRedelivery,
 } from './delivery-repository.ts';
+import { enqueueDelivery } from './trigger-delivery-handler.ts';
 
 /** A delivery as operators see it: destination without credentials, no signing secret, with its attempts. */
 export interface TriggerDeliveryView extends Omit<DeliveryRecord, 'signingSecret'> {
@@ -113,7 +112,7 @@ export async function redeliverTriggerDelivery(
   );
   const reset = await withTransaction(ctx.db, async (tx) => {
     const row = await resetForRedelivery(tx, found);
-    if (row) await addJob(tx, triggerDeliveryJob, { deliveryId: id }, { maxAttempts: 3 });
+    if (row) await enqueueDelivery(tx, id, 0);
     return row;
   });
   if (!reset) {

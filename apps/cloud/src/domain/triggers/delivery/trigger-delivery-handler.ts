@@ -41,6 +41,29 @@ export const noSmtpError =
 const retryJobMaxAttempts = 3;
 
 /**
+ * Enqueues the delivery's next job after `delayMs` (database clock). Keyed per delivery, so a delivery has
+ * at most one waiting keyed job: a later enqueue replaces it, `preserve_run_at` keeps its time (recovery).
+ */
+export async function enqueueDelivery(
+  tx: Queryable,
+  deliveryId: string,
+  delayMs: number,
+  mode: 'replace' | 'preserve_run_at' = 'replace',
+): Promise<void> {
+  await addJob(
+    tx,
+    triggerDeliveryJob,
+    { deliveryId },
+    {
+      runAfterMs: delayMs,
+      maxAttempts: retryJobMaxAttempts,
+      jobKey: `${triggerDeliveryJob}:${deliveryId}`,
+      jobKeyMode: mode,
+    },
+  );
+}
+
+/**
  * The `trigger-delivery` job: one attempt to send one delivery. The row is locked (SKIP LOCKED) for the
  * whole attempt, so a duplicate job never sends twice at once, and a delivered or failed row is never
  * sent again. The attempt, the row's new state and the next job (when retrying, delayed by the backoff)
@@ -64,7 +87,7 @@ export function createTriggerDeliveryHandler(deps: TriggerDeliveryHandlerDeps): 
       const outcome = await attempt(deps, tx, delivery, names, settings, startedMs, context.signal);
       if (context.signal.aborted) {
         // The queue is stopping: not an attempt. Another replica (or the next start) sends it.
-        await addJob(tx, triggerDeliveryJob, { deliveryId }, { maxAttempts: retryJobMaxAttempts });
+        await enqueueDelivery(tx, deliveryId, 0);
         return;
       }
       const durationMs = Math.round(performance.now() - started);
@@ -97,12 +120,7 @@ export function createTriggerDeliveryHandler(deps: TriggerDeliveryHandlerDeps): 
         deliveredAt: decision.status === 'delivered' ? new Date(nowMs) : undefined,
       });
       if (decision.status === 'retrying') {
-        await addJob(
-          tx,
-          triggerDeliveryJob,
-          { deliveryId },
-          { runAfterMs: decision.delayMs, maxAttempts: retryJobMaxAttempts },
-        );
+        await enqueueDelivery(tx, deliveryId, decision.delayMs);
       }
       if (decision.status === 'delivered') return;
       const entry: LogEntryInput = deliveryFailureLogEntry(

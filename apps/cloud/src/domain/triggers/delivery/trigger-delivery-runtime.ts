@@ -3,6 +3,7 @@ import { createMailer, type Mailer } from '../../../infra/mail/mailer.ts';
 import type { Database } from '../../../infra/postgres/database.ts';
 import type { LogsContext } from '../../logs/part-logs.ts';
 import type { Clock } from '../../shared/clock.ts';
+import { recoverOverdueDeliveries } from './delivery-recovery.ts';
 import { applyDeliveryRetention } from './delivery-retention.ts';
 import { createTriggerDeliveryHandler } from './trigger-delivery-handler.ts';
 import type { TriggerDeliverySettings } from './trigger-delivery-settings.ts';
@@ -13,6 +14,8 @@ export interface TriggerDeliveryRuntime {
   handler: JobHandler;
   /** One retention pass now (the background task runs it every `retentionIntervalMs`). */
   applyRetention(): Promise<number>;
+  /** One recovery pass now (the background task runs it every `recoverIntervalMs`). */
+  recoverOverdue(): Promise<number>;
   start(): void;
   stop(): Promise<void>;
 }
@@ -35,26 +38,30 @@ export function createTriggerDeliveryRuntime(options: {
     : undefined;
   const handler = createTriggerDeliveryHandler({ db, clock, settings, mailer, logs: options.logs, onError });
   const applyRetention = () => applyDeliveryRetention(db, clock, settings().retentionDays);
-  let timer: NodeJS.Timeout | undefined;
+  const recoverOverdue = () => recoverOverdueDeliveries(db, clock, settings().recoverAfterMs);
+  const timers: NodeJS.Timeout[] = [];
   const running = new Set<Promise<unknown>>();
   const track = (work: Promise<unknown>) => {
     const tracked = work
-      .catch((error) => onError('trigger delivery retention', error))
+      .catch((error) => onError('trigger delivery maintenance', error))
       .finally(() => running.delete(tracked));
     running.add(tracked);
   };
   return {
     handler,
     applyRetention,
+    recoverOverdue,
     start() {
-      if (timer) return;
+      if (timers.length > 0) return;
       track(applyRetention());
-      timer = setInterval(() => track(applyRetention()), settings().retentionIntervalMs);
-      timer.unref();
+      timers.push(
+        setInterval(() => track(applyRetention()), settings().retentionIntervalMs),
+        setInterval(() => track(recoverOverdue()), settings().recoverIntervalMs),
+      );
+      for (const timer of timers) timer.unref();
     },
     async stop() {
-      if (timer) clearInterval(timer);
-      timer = undefined;
+      for (const timer of timers.splice(0)) clearInterval(timer);
       await Promise.allSettled([...running]);
       mailer?.close();
     },

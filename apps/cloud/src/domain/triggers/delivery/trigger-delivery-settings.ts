@@ -13,8 +13,14 @@ export interface TriggerDeliverySettings {
   retryWindowMs: number;
   /** Deliveries (and their attempts) older than this are deleted. */
   retentionDays: number;
-  /** How often a replica tries the retention (one replica at a time does it). */
+  /** How often a replica tries the retention and the recovery pass (one replica at a time does each). */
   retentionIntervalMs: number;
+  /**
+   * Recovery: a pending delivery this much older than its creation, or a retrying one this much past its
+   * next attempt, has lost its job (a handler that failed on database trouble): it is enqueued again.
+   */
+  recoverAfterMs: number;
+  recoverIntervalMs: number;
 }
 
 export const defaultTriggerDeliverySettings: TriggerDeliverySettings = {
@@ -26,4 +32,6 @@ export const defaultTriggerDeliverySettings: TriggerDeliverySettings = {
   retryWindowMs: 24 * 3_600_000,
   retentionDays: 30,
   retentionIntervalMs: 3_600_000,
+  recoverAfterMs: 600_000,
+  recoverIntervalMs: 300_000,
 };
