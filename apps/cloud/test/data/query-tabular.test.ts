@@ -109,6 +109,17 @@ async function count(filter: FilterInit = {}, clients?: AuthedClients): Promise<
   return Number(response.count);
 }
 
+/** A fresh organization with one machine part (robot `r`). */
+async function organizationWithPart(name: string) {
+  const organization = await createOrganization(t.cloud, name);
+  const part = await createPart(
+    t.cloud,
+    { organizationId: organization.organizationId, locationId: organization.locationId },
+    { robotName: 'r' },
+  );
+  return { organization, part };
+}
+
 async function expectCode(promise: Promise<unknown>, code: Code, pattern: RegExp): Promise<void> {
   await assert.rejects(promise, (error: unknown) => {
     assert.ok(error instanceof ConnectError, `expected ConnectError, got ${String(error)}`);
@@ -367,12 +378,7 @@ test('GetLatestTabularData: newest point, time_synced, empty OK when unknown or 
 });
 
 test('DeleteTabularData counts UTC calendar days; 0 deletes everything', async () => {
-  const victim = await createOrganization(t.cloud, 'deletions');
-  const part = await createPart(
-    t.cloud,
-    { organizationId: victim.organizationId, locationId: victim.locationId },
-    { robotName: 'r' },
-  );
+  const { organization: victim, part } = await organizationWithPart('deletions');
   const times = [
     '2025-03-09T23:59:59.999Z',
     '2025-03-10T00:00:00Z',
@@ -418,12 +424,7 @@ test('DeleteTabularData counts UTC calendar days; 0 deletes everything', async (
 });
 
 test('DeleteTabularData deletes the receipts of the uploads it deleted entirely: uploading them again stores again', async () => {
-  const victim = await createOrganization(t.cloud, 'receipts');
-  const part = await createPart(
-    t.cloud,
-    { organizationId: victim.organizationId, locationId: victim.locationId },
-    { robotName: 'r' },
-  );
+  const { organization: victim, part } = await organizationWithPart('receipts');
   const clients = await createAuthedClients(t.url, { keyId: victim.keyId, key: victim.key });
   now.ms = Date.parse('2025-03-11T12:00:00Z');
   const upload = (componentName: string, times: string[]) =>
@@ -495,4 +496,40 @@ test('DeleteTabularData deletes the receipts of the uploads it deleted entirely:
   // Binary data is not tabular data: its receipt stays with it.
   assert.equal((await clients.dataSync.dataCaptureUpload(image)).binaryDataId, imageId);
   assert.equal(await count(), 45, 'other organizations untouched');
+});
+
+test('a filter matching more sources than are probed one by one walks the organization index instead', async () => {
+  const { organization: crowd, part } = await organizationWithPart('many-sources');
+  const sources = 205;
+  for (let i = 0; i < sources; i++) {
+    await seedReadings(t.cloud, part, { componentName: `s-${i}`, tags: ['many'] }, [
+      { capturedAtMs: base + i * minute, data: { i } },
+    ]);
+  }
+  await seedReadings(t.cloud, part, { componentName: 'other', tags: ['few'] }, [
+    { capturedAtMs: base, data: { other: true } },
+  ]);
+  const clients = await createAuthedClients(t.url, { keyId: crowd.keyId, key: crowd.key });
+  const many = { tagsFilter: { tags: ['many'] } };
+  const seen: number[] = [];
+  let last = '';
+  for (;;) {
+    const page = await query(many, { clients, limit: 50, last });
+    seen.push(...page.data.map((row) => Number((row.data as { i: number }).i)));
+    assert.ok(page.data.every((row) => page.metadata[row.metadataIndex]?.tags.includes('many')));
+    if (page.data.length === 0 || !page.last) break;
+    last = page.last;
+  }
+  assert.deepEqual(
+    seen,
+    Array.from({ length: sources }, (_, i) => sources - 1 - i),
+    'newest first, each reading once',
+  );
+  assert.equal(await count(many, clients), sources);
+  const few = await query({ tagsFilter: { tags: ['few'] } }, { clients });
+  assert.deepEqual(
+    few.data.map((row) => row.data),
+    [{ other: true }],
+  );
+  assert.equal((await query({ componentName: 'nothing' }, { clients })).data.length, 0);
 });

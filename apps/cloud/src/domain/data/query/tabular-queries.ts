@@ -17,6 +17,7 @@ import { decodeCursor, encodeCursor } from './page-cursor.ts';
 import { createSqlParams } from './sql-params.ts';
 import {
   countReadings,
+  type MatchingSourcesKey,
   type ReadingsKey,
   selectReadingsPage,
   selectReadingsPageWithSources,
@@ -45,12 +46,14 @@ export interface TabularPage {
 // walked with a source filter.
 const maxSourcesProbedIndividually = 200;
 
-/** Resolves which readings a filter reaches, or undefined when none can match. */
-async function readingsKeyFor(
-  deps: DataQueryDeps,
+/**
+ * Which readings a filter reaches, or undefined when none can match. A filter narrower than whole
+ * organizations becomes a `matching-sources` key that the page statement resolves itself.
+ */
+function pageKeyFor(
   principal: Principal,
   rawFilter: DataFilter,
-): Promise<ReadingsKey | undefined> {
+): ReadingsKey | MatchingSourcesKey | undefined {
   const filter = validateFilter(rawFilter, 'data_request.filter');
   const scope = dataScopeOf(principal);
   const organizationIds = effectiveOrganizations(
@@ -63,13 +66,26 @@ async function readingsKeyFor(
   if (isOrganizationWideTabularFilter(filter) && coversWholeOrganizations(scope, organizationIds)) {
     return { kind: 'organizations', organizationIds };
   }
+  if (!compileFilter('capture-sources', filter, scope, 's', createSqlParams())) return undefined;
+  return {
+    kind: 'matching-sources',
+    conditions: (params) => compileFilter('capture-sources', filter, scope, 's', params) ?? ['false'],
+    maxSources: maxSourcesProbedIndividually,
+    organizationIds,
+  };
+}
+
+/** Resolves a `matching-sources` key by listing the sources (undefined when none match). */
+async function resolveSources(
+  deps: DataQueryDeps,
+  key: ReadingsKey | MatchingSourcesKey,
+): Promise<ReadingsKey | undefined> {
+  if (key.kind !== 'matching-sources') return key;
   const params = createSqlParams();
-  const conditions = compileFilter('capture-sources', filter, scope, 's', params);
-  if (!conditions) return undefined;
-  const sourceIds = await selectSourceIds(deps.db, conditions, params);
+  const sourceIds = await selectSourceIds(deps.db, key.conditions(params), params);
   if (sourceIds.length === 0) return undefined;
-  if (sourceIds.length <= maxSourcesProbedIndividually) return { kind: 'sources', sourceIds };
-  return { kind: 'organizations', organizationIds, sourceIds };
+  if (sourceIds.length <= key.maxSources) return { kind: 'sources', sourceIds };
+  return { kind: 'organizations', organizationIds: key.organizationIds, sourceIds };
 }
 
 export async function tabularDataByFilter(
@@ -79,21 +95,29 @@ export async function tabularDataByFilter(
 ): Promise<TabularPage> {
   const after = decodeCursor('tabular', request.last);
   const empty: TabularPage = { metadata: [], readings: [], count: 0, last: '', totalSizeBytes: 0 };
-  const key = await readingsKeyFor(deps, principal, request.filter);
-  if (!key) return empty;
+  const pageKey = pageKeyFor(principal, request.filter);
+  if (!pageKey) return empty;
   const window = request.filter.interval;
   if (request.countOnly) {
+    const key = await resolveSources(deps, pageKey);
+    if (!key) return empty;
     const { count, sizeBytes } = await countReadings(deps.db, key, window);
     return { ...empty, count, totalSizeBytes: sizeBytes };
   }
   const limit = effectiveLimit(request.limit, pageLimits.maxTabularLimit);
-  const { readings: found, sources } = await selectReadingsPageWithSources(deps.db, {
-    key,
-    window,
-    order: request.order,
-    after,
-    limit,
+  const pageQuery = { window, order: request.order, after, limit };
+  let { readings: found, sources } = await selectReadingsPageWithSources(deps.db, {
+    ...pageQuery,
+    key: pageKey,
   });
+  if (found.length === 0 && pageKey.kind === 'matching-sources') {
+    // Nothing matched, or more sources than are probed one by one: list them, and walk the
+    // organization index when there are that many.
+    const key = await resolveSources(deps, pageKey);
+    if (key?.kind === 'organizations') {
+      ({ readings: found, sources } = await selectReadingsPageWithSources(deps.db, { ...pageQuery, key }));
+    }
+  }
   const readings: TabularReading[] = [];
   let bytes = 0;
   for (const reading of found) {

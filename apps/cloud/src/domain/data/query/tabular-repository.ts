@@ -61,6 +61,20 @@ export type ReadingsKey =
   | { kind: 'organizations'; organizationIds: readonly string[]; sourceIds?: readonly string[] }
   | { kind: 'sources'; sourceIds: readonly string[] };
 
+/**
+ * A page key resolved inside the page's own statement (one round trip): the capture sources matching
+ * `conditions` (alias `s`, compiled into the statement's parameters), each probed like `sources` — as
+ * long as at most `maxSources` match; with more, the statement returns no rows and the caller resolves
+ * the sources itself to walk the organization index instead.
+ */
+export interface MatchingSourcesKey {
+  kind: 'matching-sources';
+  conditions: (params: SqlParams) => string[];
+  maxSources: number;
+  /** The organizations the sources belong to (for the index walk when more than `maxSources` match). */
+  organizationIds: readonly string[];
+}
+
 export interface ReadingsWindow {
   start?: EpochMicros;
   end?: EpochMicros;
@@ -103,8 +117,8 @@ function windowConditions(window: ReadingsWindow, params: SqlParams): string[] {
   return conditions;
 }
 
-export interface ReadingsPageQuery {
-  key: ReadingsKey;
+export interface ReadingsPageQuery<Key = ReadingsKey> {
+  key: Key;
   window: ReadingsWindow;
   order: SortOrder;
   after?: PageCursor;
@@ -117,7 +131,10 @@ export interface ReadingsPageQuery {
  * (a LATERAL per key, so each probe is an ordered index scan that stops after `limit` rows), then the
  * per-key heads are merged.
  */
-function readingsPageSql(query: ReadingsPageQuery, params: SqlParams): { sql: string; direction: string } {
+function readingsPageSql(
+  query: ReadingsPageQuery<ReadingsKey | MatchingSourcesKey>,
+  params: SqlParams,
+): { sql: string; direction: string } {
   const direction = query.order === 'ascending' ? 'ASC' : 'DESC';
   const conditions = windowConditions(query.window, params);
   if (query.after) {
@@ -133,15 +150,25 @@ function readingsPageSql(query: ReadingsPageQuery, params: SqlParams): { sql: st
     keyList = `unnest(${params.add(key.organizationIds)}::uuid[])`;
     keyColumn = 'r.organization_id';
     if (key.sourceIds) conditions.push(`r.source_id = ANY(${params.add(key.sourceIds)}::bigint[])`);
-  } else {
+  } else if (key.kind === 'sources') {
     keyList = `unnest(${params.add(key.sourceIds)}::bigint[])`;
+    keyColumn = 'r.source_id';
+  } else {
+    keyList = `(SELECT m.id FROM (SELECT s.id, count(*) OVER () AS matches FROM capture_sources s
+                 WHERE ${allOf(key.conditions(params))}) m WHERE m.matches <= ${Number(key.maxSources)})`;
     keyColumn = 'r.source_id';
   }
   const limit = params.add(query.limit);
   const order = `ORDER BY r.captured_at ${direction}, r.id ${direction}`;
   const columns = `${readingColumns}, r.captured_at AS sort_time, r.id AS sort_id`;
+  const keyCount =
+    key.kind === 'organizations'
+      ? key.organizationIds.length
+      : key.kind === 'sources'
+        ? key.sourceIds.length
+        : undefined;
   const sql =
-    (key.kind === 'organizations' ? key.organizationIds.length : key.sourceIds.length) === 1
+    keyCount === 1
       ? `SELECT ${columns} FROM readings r
           WHERE ${keyColumn} = (SELECT k FROM ${keyList} AS k) AND ${allOf(conditions)} ${order} LIMIT ${limit}`
       : `SELECT r.* FROM ${keyList} AS k(key) CROSS JOIN LATERAL (
@@ -172,7 +199,7 @@ export interface ReadingsPageWithSources {
  */
 export async function selectReadingsPageWithSources(
   db: Queryable,
-  query: ReadingsPageQuery,
+  query: ReadingsPageQuery<ReadingsKey | MatchingSourcesKey>,
 ): Promise<ReadingsPageWithSources> {
   const params = createSqlParams();
   const { sql: pageSql, direction } = readingsPageSql(query, params);
