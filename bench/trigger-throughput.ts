@@ -1,7 +1,7 @@
 /**
  * Trigger delivery throughput: 1,000 deliveries recorded at once → webhooks at a local receiver.
  *
- *   node bench/trigger-throughput.ts [--deliveries 1000] [--rounds 3]
+ *   node bench/trigger-throughput.ts [--deliveries 1000] [--rounds 3] [--profile]
  *
  * A cloud in a child process (embedded PostgreSQL, job queue concurrency 8) and a real HTTP receiver in
  * this process. Each round records `--deliveries` deliveries (1,000 triggers firing: each a
@@ -15,13 +15,15 @@ import { recordTriggerDelivery } from '../apps/cloud/src/domain/triggers/trigger
 import { startReceiver } from '../apps/cloud/test/triggers/delivery-fixtures.ts';
 import { createCloudPart } from '../apps/machine-server/test/support/cloud-machine-fixtures.ts';
 import { openPool } from './lib/clients.ts';
-import { startCloudProcess } from './lib/cloud-process.ts';
+import { findProfile, startCloudProcess } from './lib/cloud-process.ts';
+import { printProfile, summarizeProfile } from './lib/profile-summary.ts';
 import { machineInfo, median, percentile, round, writeResult } from './lib/report.ts';
 
 const { values: args } = parseArgs({
   options: {
     deliveries: { type: 'string', default: '1000' },
     rounds: { type: 'string', default: '3' },
+    profile: { type: 'boolean', default: false },
   },
 });
 const count = Number(args.deliveries);
@@ -29,7 +31,7 @@ const rounds = Number(args.rounds);
 const secret = `whsec_${Buffer.alloc(32, 42).toString('base64')}`;
 
 const receiver = await startReceiver();
-const cloud = await startCloudProcess();
+const cloud = await startCloudProcess({ profile: args.profile });
 const pool = openPool(cloud.databaseUrl, 2);
 try {
   const part = await createCloudPart(cloud, 'throughput-bot');
@@ -104,6 +106,12 @@ try {
   const perSecond = median(results.map((r) => r.perSecond));
   const p50 = median(results.map((r) => r.p50));
   const p99 = median(results.map((r) => r.p99));
+  if (args.profile) {
+    await cloud.stop();
+    const file = cloud.profileDir ? await findProfile(cloud.profileDir) : undefined;
+    if (file) printProfile(await summarizeProfile(file));
+    process.exit(0);
+  }
   writeResult({
     name: 'trigger-throughput',
     machine: machineInfo(),
