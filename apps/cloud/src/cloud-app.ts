@@ -120,7 +120,7 @@ export async function startCloud(
     registerPipelineRunHandler(
       jobs,
       { db: storage.db, clock, runLimits: config.pipelines.runLimits },
-      (message) => logger.error(message),
+      { maxConcurrentRuns: config.pipelines.maxConcurrentRuns, onError: (message) => logger.error(message) },
     );
     jobs.register(triggerDeliveryJob, triggerDelivery.handler);
     await jobs.start();

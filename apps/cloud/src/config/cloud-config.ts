@@ -55,6 +55,8 @@ export interface CloudConfig {
 export interface PipelineConfig {
   runLimits: PipelineRunLimits;
   scheduler: PipelineSchedulerSettings;
+  /** Runs executing at once per replica (the job workers, 8, are shared with trigger deliveries). */
+  maxConcurrentRuns: number;
   /** Pause between two scheduler passes of this replica (every replica runs passes); 0: this replica runs none. */
   schedulerIntervalMs: number;
 }
@@ -87,6 +89,7 @@ const flagOptions = {
   'pipeline-stale-run-after-ms': { type: 'string' },
   'pipeline-windows-per-pass': { type: 'string' },
   'pipeline-late-data-lookback-ms': { type: 'string' },
+  'pipeline-max-concurrent-runs': { type: 'string' },
   'smtp-url': { type: 'string' },
   'smtp-from': { type: 'string' },
 } as const;
@@ -124,6 +127,7 @@ const envNames: Record<keyof typeof flagOptions, string> = {
   'pipeline-stale-run-after-ms': 'MCLOUD_PIPELINE_STALE_RUN_AFTER_MS',
   'pipeline-windows-per-pass': 'MCLOUD_PIPELINE_WINDOWS_PER_PASS',
   'pipeline-late-data-lookback-ms': 'MCLOUD_PIPELINE_LATE_DATA_LOOKBACK_MS',
+  'pipeline-max-concurrent-runs': 'MCLOUD_PIPELINE_MAX_CONCURRENT_RUNS',
   'smtp-url': 'MCLOUD_SMTP_URL',
   'smtp-from': 'MCLOUD_SMTP_FROM',
 };
@@ -219,6 +223,7 @@ function pipelineConfig(pick: (name: keyof typeof flagOptions) => string | undef
     runLimits,
     scheduler: settings,
     schedulerIntervalMs: value('pipeline-scheduler-interval-ms', 15_000, true),
+    maxConcurrentRuns: value('pipeline-max-concurrent-runs', 4),
   };
 }
 

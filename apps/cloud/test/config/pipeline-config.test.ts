@@ -10,6 +10,7 @@ test('pipeline limits and scheduler settings: defaults, flags, environment, vali
     runTimeoutMs: 300_000,
   });
   assert.equal(defaults.schedulerIntervalMs, 15_000);
+  assert.equal(defaults.maxConcurrentRuns, 4);
   assert.equal(defaults.scheduler.runDelayMs, 60_000);
   assert.equal(defaults.scheduler.staleRunAfterMs, 600_000);
   assert.equal(defaults.scheduler.maxWindowsPerPass, 10);
@@ -24,12 +25,14 @@ test('pipeline limits and scheduler settings: defaults, flags, environment, vali
       MCLOUD_PIPELINE_WINDOWS_PER_PASS: '3',
       MCLOUD_PIPELINE_MAX_OUTPUT_BYTES: '1024',
       MCLOUD_PIPELINE_LATE_DATA_LOOKBACK_MS: '0',
+      MCLOUD_PIPELINE_MAX_CONCURRENT_RUNS: '2',
     },
   ).pipelines;
   assert.equal(set.runLimits.maxOutputDocuments, 500);
   assert.equal(set.runLimits.maxOutputBytes, 1024);
   assert.equal(set.runLimits.runTimeoutMs, 1000);
   assert.equal(set.schedulerIntervalMs, 0);
+  assert.equal(set.maxConcurrentRuns, 2);
   assert.equal(set.scheduler.staleRunAfterMs, 5000);
   assert.equal(set.scheduler.runDelayMs, 0);
   assert.equal(set.scheduler.maxWindowsPerPass, 3);

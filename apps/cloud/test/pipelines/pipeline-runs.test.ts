@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { BSON } from 'bson';
+import { acquireQuerySlot } from '../../src/domain/data/query-access/query-gate.ts';
 import {
   createDataPipeline,
   deleteDataPipeline,
   listDataPipelineRuns,
   setDataPipelineEnabled,
 } from '../../src/domain/pipelines/data-pipelines.ts';
+import { registerPipelineRunHandler } from '../../src/domain/pipelines/pipeline-jobs.ts';
 import {
   compileRunQuery,
   defaultPipelineRunLimits,
@@ -19,6 +21,8 @@ import {
   type PipelineSchedulerSettings,
   runSchedulerPass,
 } from '../../src/domain/pipelines/pipeline-scheduler.ts';
+import type { JobHandler, JobQueue } from '../../src/infra/jobs/job-queue.ts';
+import { eventually } from '../e2e/e2e-support.ts';
 import { createOrganization, createPart, type SeedPart, seedReadings } from '../support/seed-data.ts';
 import { startTestCloud, type TestCloud } from '../support/test-cloud.ts';
 import { ownerOf, withPipelineScheduler } from './pipeline-fixtures.ts';
@@ -457,6 +461,53 @@ test('a run interrupted by a stopping cloud goes back to SCHEDULED and its job f
     ['scheduled'],
   );
   assert.equal(await executePipelineRun(deps(), runId, signal()), 'completed', 'the retried job runs it');
+  await cleanUp(id);
+});
+
+test('beyond maxConcurrentRuns a pipeline-run job is put back in the queue instead of waiting', async () => {
+  nowMs = at('2025-03-17T09:30:00Z');
+  await seedReadings(t.cloud, part, { componentName: 'busy' }, [
+    { capturedAtMs: at('2025-03-17T09:40:00Z'), data: { readings: { temperature: 1 } } },
+    { capturedAtMs: at('2025-03-17T10:40:00Z'), data: { readings: { temperature: 2 } } },
+  ]);
+  const id = await createPipeline('busy');
+  nowMs = at('2025-03-17T11:00:00Z');
+  await pass();
+  const [first, second] = queued.splice(0, 2) as [string, string];
+  let handler: JobHandler | undefined;
+  const queue: JobQueue = {
+    register: (_name, registered) => {
+      handler = registered;
+    },
+    start: async () => {},
+    stop: async () => {},
+  };
+  registerPipelineRunHandler(queue, deps(), { maxConcurrentRuns: 1, onError: assert.fail });
+  const context = (jobId: string) => ({ jobId, attempt: 1, maxAttempts: 25, signal: signal() });
+  // Every query slot of the pool is taken, so the first run stays in progress until they are released.
+  const slots = await Promise.all(
+    Array.from({ length: 8 }, () => acquireQuerySlot(t.cloud.deps.db, 8, 1_000, signal())),
+  );
+  let firstDone = false;
+  const firstJob = handler?.({ runId: first }, context('1')).then(() => {
+    firstDone = true;
+  });
+  await handler?.({ runId: second }, context('2'));
+  assert.equal(firstDone, false, 'the second job returned while the first run was still in progress');
+  const requeued = await t.cloud.deps.db.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM graphile_worker.jobs WHERE key = $1',
+    [`pipeline-run:${second}`],
+  );
+  assert.equal(requeued.rows[0]?.n, 1, 'the second run is back in the queue');
+  for (const release of slots) release();
+  await firstJob;
+  // The put-back job is taken by the cloud's own job workers.
+  await eventually(async () => {
+    assert.deepEqual(
+      (await runsOf(id)).map((run) => run.status),
+      ['completed', 'completed'],
+    );
+  }, 20_000);
   await cleanUp(id);
 });
 

@@ -21,6 +21,16 @@ export const enqueuePipelineRun: EnqueueRun = async (tx, runId, runAtMs) => {
   );
 };
 
+export interface PipelineRunHandlerOptions {
+  /**
+   * Runs executing at once in this process. The job workers are shared with other work (trigger
+   * deliveries): a job beyond this is put back for `deferMs` instead of holding a worker while it waits.
+   */
+  maxConcurrentRuns: number;
+  deferMs?: number;
+  onError: (message: string) => void;
+}
+
 /**
  * Registers the `pipeline-run` handler (before `queue.start()`). A malformed payload is reported and
  * dropped (retrying cannot fix it); an error thrown by the runner (the cloud stopping, the database gone)
@@ -29,14 +39,28 @@ export const enqueuePipelineRun: EnqueueRun = async (tx, runId, runAtMs) => {
 export function registerPipelineRunHandler(
   queue: JobQueue,
   deps: PipelineRunDeps,
-  onError: (message: string) => void,
+  options: PipelineRunHandlerOptions,
 ): void {
+  let active = 0;
   queue.register(pipelineRunJob, async (payload, context) => {
     const runId = (payload as { runId?: unknown } | null)?.runId;
     if (typeof runId !== 'string' || !isUuid(runId)) {
-      onError(`${pipelineRunJob} job ${context.jobId}: payload.runId must be a run ID (a UUID); job dropped`);
+      options.onError(
+        `${pipelineRunJob} job ${context.jobId}: payload.runId must be a run ID (a UUID); job dropped`,
+      );
       return;
     }
-    await executePipelineRun(deps, runId.toLowerCase(), context.signal);
+    const id = runId.toLowerCase();
+    if (active >= options.maxConcurrentRuns) {
+      // The job ends now; an identical one (same key) waits in the queue for any replica.
+      await enqueuePipelineRun(deps.db, id, deps.clock.nowMs() + (options.deferMs ?? 1_000));
+      return;
+    }
+    active += 1;
+    try {
+      await executePipelineRun(deps, id, context.signal);
+    } finally {
+      active -= 1;
+    }
   });
 }
