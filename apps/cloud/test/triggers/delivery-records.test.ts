@@ -7,8 +7,12 @@ import { type Client, Code, createClient } from '@connectrpc/connect';
 import { triggerDeliveriesPb } from '@mcloud/protocol';
 import { recoverOverdueDeliveries } from '../../src/domain/triggers/delivery/delivery-recovery.ts';
 import { applyDeliveryRetention } from '../../src/domain/triggers/delivery/delivery-retention.ts';
-import type { TriggerDeliveryInput } from '../../src/domain/triggers/trigger-delivery.ts';
-import { newMachine, ownerOf, type TestMachine } from '../machines/machine-fixtures.ts';
+import {
+  recordTriggerDelivery,
+  type TriggerDeliveryInput,
+} from '../../src/domain/triggers/trigger-delivery.ts';
+import { withTransaction } from '../../src/infra/postgres/database.ts';
+import { newMachine, ownerOf, startReplica, type TestMachine } from '../machines/machine-fixtures.ts';
 import { type AuthedClients, createAuthedClients } from '../support/connect-clients.ts';
 import { createForeignOrganization, expectCode } from '../support/fleet-fixtures.ts';
 import { startTestCloud, type TestCloud } from '../support/test-cloud.ts';
@@ -367,4 +371,27 @@ test('recovery re-enqueues an open delivery whose job was lost; delivered ones a
   assert.equal(delivered.status, 'delivered');
   assert.equal(receiver.requests.filter((r) => r.url === '/lost').length, 1);
   assert.equal(await recoverOverdueDeliveries(t.cloud.deps.db, later, 600_000), 0);
+});
+
+test('two replicas on one database send each delivery exactly once', async () => {
+  const replica = await startReplica(t);
+  try {
+    const ids: string[] = [];
+    await withTransaction(t.cloud.deps.db, async (tx) => {
+      for (let i = 0; i < 60; i++) {
+        ids.push(await recordTriggerDelivery(tx, input({ destination: `${receiver.url}/replicas/${i}` })));
+      }
+    });
+    for (const id of ids) assert.equal((await waitForDeliveryStatus(t, id)).status, 'delivered');
+    const received = receiver.requests.filter((r) => r.url.startsWith('/replicas/')).map((r) => r.url);
+    assert.equal(received.length, 60);
+    assert.equal(new Set(received).size, 60);
+    const attempts = await t.cloud.deps.db.query<{ n: string }>(
+      'SELECT count(*)::text AS n FROM trigger_delivery_attempts WHERE delivery_id = ANY($1::uuid[])',
+      [ids],
+    );
+    assert.equal(attempts.rows[0]?.n, '60');
+  } finally {
+    await replica.stop();
+  }
 });
