@@ -44,6 +44,8 @@ export function parseRetryAfter(header: string | null | undefined, nowMs: number
   const text = header?.trim();
   if (!text) return undefined;
   if (/^\d+$/.test(text)) return Number(text) * 1000;
+  // HTTP dates (IMF-fixdate and the obsolete forms) start with the day name.
+  if (!/^[A-Za-z]{3}/.test(text)) return undefined;
   const dateMs = Date.parse(text);
   if (!Number.isFinite(dateMs)) return undefined;
   return Math.max(0, dateMs - nowMs);

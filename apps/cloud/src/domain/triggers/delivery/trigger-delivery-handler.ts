@@ -220,8 +220,16 @@ function withoutCredentials(text: string, destination: string): string {
     return text;
   }
   let result = text;
-  for (const secret of [url.password, decodeURIComponent(url.password)]) {
+  for (const secret of [url.password, safeDecode(url.password)]) {
     if (secret.length >= 4) result = result.replaceAll(secret, '***');
   }
   return result;
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }

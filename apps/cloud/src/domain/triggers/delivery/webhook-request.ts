@@ -19,8 +19,8 @@ export function splitBasicCredentials(destination: string): {
 } {
   const url = new URL(destination);
   if (!url.username && !url.password) return { url: url.toString(), authorization: undefined };
-  const user = decodeURIComponent(url.username);
-  const password = decodeURIComponent(url.password);
+  const user = decodeLenient(url.username);
+  const password = decodeLenient(url.password);
   url.username = '';
   url.password = '';
   const token = Buffer.from(`${user}:${password}`, 'utf8').toString('base64');
@@ -84,6 +84,15 @@ export function logEntryJson(entry: TriggerLogEntry): Record<string, unknown> {
     ...(entry.stack ? { stack: entry.stack } : {}),
     ...(entry.fields && entry.fields.length > 0 ? { fields: entry.fields } : {}),
   };
+}
+
+/** Percent-decoding that keeps a malformed sequence as written instead of throwing. */
+function decodeLenient(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }
 
 /** Header values must be Latin-1 without line breaks: other characters are percent-encoded. */
