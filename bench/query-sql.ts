@@ -8,21 +8,25 @@
  *   - direct: the same (already rewritten) statement run by the superuser over a plain view that filters
  *     the organization by a literal — what a hand-written query costs, rows parsed by `pg` as usual;
  *   - domain: tabularDataBySql in process (parse + admission + rewrite, READ ONLY transaction with the
- *     signed organization token under the mcloud_query role, security-barrier view, cursor, BSON);
- *   - rpc: DataService.TabularDataBySQL end to end over gRPC (h2c) with a bearer token.
+ *     signed organization token under the mcloud_query role, security-barrier view, LIMIT cap, BSON);
+ *   - rpc: DataService.TabularDataBySQL end to end over gRPC (h2c) with a bearer token (Connect's Node client,
+ *     which offers gzip: large responses are compressed); rpcIdentity: the same from a client without gzip.
  * The figure is the rpc median against the direct median (target: within 10 %).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { createClient } from '@connectrpc/connect';
+import { createGrpcTransport } from '@connectrpc/connect-node';
+import { dataPb } from '@mcloud/protocol';
 import type pg from 'pg';
 import { startCloud } from '../apps/cloud/src/cloud-app.ts';
 import { loadCloudConfig } from '../apps/cloud/src/config/cloud-config.ts';
 import type { Principal } from '../apps/cloud/src/domain/auth/principal.ts';
 import { tabularDataBySql } from '../apps/cloud/src/domain/data/sql/tabular-data-by-sql.ts';
 import { prepareUserSql } from '../apps/cloud/src/domain/data/sql/user-sql.ts';
-import { authenticate, benchClients, openPool } from './lib/clients.ts';
+import { authenticate, benchClients, noDelayConnection, openPool } from './lib/clients.ts';
 import { dayMs, loadReadings } from './lib/load-readings.ts';
 import { machineInfo, median, round, writeResult } from './lib/report.ts';
 
@@ -85,6 +89,20 @@ try {
 
   const token = await authenticate(cloud.url, bootstrap);
   const { data } = benchClients(cloud.url, token);
+  const plainData = createClient(
+    dataPb.DataService,
+    createGrpcTransport({
+      baseUrl: cloud.url,
+      acceptCompression: [],
+      interceptors: [
+        (next) => (req) => {
+          req.header.set('authorization', `Bearer ${token}`);
+          return next(req);
+        },
+      ],
+      nodeOptions: noDelayConnection(cloud.url),
+    }),
+  );
   const principal: Principal = {
     kind: 'api-key',
     keyId: bootstrap.api_key_id,
@@ -123,8 +141,17 @@ try {
           ).length,
         rpc: async () =>
           (await data.tabularDataBySQL({ organizationId, sqlQuery: statement.sql })).rawData.length,
+        // The same RPC from a client that does not offer gzip (grpc-go and grpclib do not by default;
+        // Connect's Node client does, and the cloud then gzips large responses on its event loop).
+        rpcIdentity: async () =>
+          (await plainData.tabularDataBySQL({ organizationId, sqlQuery: statement.sql })).rawData.length,
       };
-      const samples: Record<keyof typeof ways, number[]> = { direct: [], domain: [], rpc: [] };
+      const samples: Record<keyof typeof ways, number[]> = {
+        direct: [],
+        domain: [],
+        rpc: [],
+        rpcIdentity: [],
+      };
       const rowCounts = new Set<number>();
       for (let i = 0; i < warmup + runs; i++) {
         for (const way of Object.keys(ways) as (keyof typeof ways)[]) {
@@ -138,6 +165,7 @@ try {
       const direct = median(samples.direct);
       const domain = median(samples.domain);
       const rpc = median(samples.rpc);
+      const rpcIdentity = median(samples.rpcIdentity);
       const result = {
         name: statement.name,
         sql: statement.sql.replace(/\s+/g, ' '),
@@ -145,11 +173,13 @@ try {
         directMedianMs: round(direct),
         domainMedianMs: round(domain),
         rpcMedianMs: round(rpc),
+        rpcIdentityMedianMs: round(rpcIdentity),
         domainOverhead: round(domain / direct - 1, 3),
         rpcOverhead: round(rpc / direct - 1, 3),
+        rpcIdentityOverhead: round(rpcIdentity / direct - 1, 3),
       };
       console.log(
-        `${statement.name} (${result.rows} rows): direct ${result.directMedianMs} ms, domain ${result.domainMedianMs} ms (${(result.domainOverhead * 100).toFixed(1)} %), rpc ${result.rpcMedianMs} ms (${(result.rpcOverhead * 100).toFixed(1)} %)`,
+        `${statement.name} (${result.rows} rows): direct ${result.directMedianMs} ms, domain ${result.domainMedianMs} ms (${(result.domainOverhead * 100).toFixed(1)} %), rpc ${result.rpcMedianMs} ms (${(result.rpcOverhead * 100).toFixed(1)} %), rpc without gzip ${result.rpcIdentityMedianMs} ms (${(result.rpcIdentityOverhead * 100).toFixed(1)} %)`,
       );
       results.push(result);
     }
@@ -157,13 +187,14 @@ try {
     directClient.release();
   }
 
+  const percent = (overhead: number) => `${overhead >= 0 ? '+' : ''}${round(overhead * 100, 1)} %`;
   writeResult({
     name: 'query-sql',
     machine: machineInfo(),
     parameters: { readings: loaded, runs, warmup },
     figures: results.map((r) => ({
       metric: `TabularDataBySQL vs the same statement run directly, ${r.name} (${r.rows} rows): median rpc / direct`,
-      value: `${r.rpcMedianMs} ms / ${r.directMedianMs} ms (${r.rpcOverhead >= 0 ? '+' : ''}${round(r.rpcOverhead * 100, 1)} %)`,
+      value: `${r.rpcMedianMs} ms / ${r.directMedianMs} ms (${percent(r.rpcOverhead)}); client without gzip ${r.rpcIdentityMedianMs} ms (${percent(r.rpcIdentityOverhead)}); domain, no gRPC ${r.domainMedianMs} ms (${percent(r.domainOverhead)})`,
       target: `≤ +${targetOverhead * 100} %`,
       met: r.rpcOverhead <= targetOverhead,
     })),
