@@ -27,11 +27,12 @@ import pg from 'pg';
 import { startCloud } from '../apps/cloud/src/cloud-app.ts';
 import { loadCloudConfig } from '../apps/cloud/src/config/cloud-config.ts';
 import { authenticate, benchClients, openPool } from './lib/clients.ts';
+import { processTreeCpu } from './lib/cloud-process.ts';
 import { applyServerExperiments } from './lib/experiments.ts';
 import type { FirstPageRun, FirstPageTimings } from './lib/first-page-client.ts';
 import { dayMs, loadReadings } from './lib/load-readings.ts';
 import { type ProfileSummary, printProfile, summarizeProfile } from './lib/profile-summary.ts';
-import { machineInfo, percentile, round, writeResult } from './lib/report.ts';
+import { machineInfo, median, percentile, round, writeResult } from './lib/report.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -129,6 +130,7 @@ try {
       create(dataPb.TabularDataByFilterRequestSchema, request),
     );
     capture = [];
+    const cpuBefore = await cpuSplit(client.pid);
     const timings = await client.run({
       type: 'run',
       url: cloud.url,
@@ -139,6 +141,9 @@ try {
     });
     // Warm-up and timed requests alike run the same statements: SQL time per request is their mean.
     const sqlMsPerRequest = capture.reduce((sum, q) => sum + q.ms, 0) / (warmupCount + requestCount);
+    const cpuAfter = await cpuSplit(client.pid);
+    const cpuUsPerRequest = (key: keyof typeof cpuAfter) =>
+      Math.round(((cpuAfter[key] - cpuBefore[key]) * 1e6) / (warmupCount + requestCount));
     capture = undefined;
     const latencies = timings.latencies;
     if (timings.rows !== 50) throw new Error(`${variant.name}: expected 50 rows, got ${timings.rows}`);
@@ -167,12 +172,17 @@ try {
       p99Ms: round(percentile(latencies, 99), 2),
       meanMs: round(latencies.reduce((a, b) => a + b, 0) / latencies.length, 2),
       sqlMeanMs: round(sqlMsPerRequest, 2),
+      cpuUsPerRequest: {
+        server: cpuUsPerRequest('server'),
+        postgres: cpuUsPerRequest('postgres'),
+        client: cpuUsPerRequest('client'),
+      },
       statementsPerRequest: queries.length,
       plans,
     };
     variantResults.push(result);
     console.log(
-      `\n${variant.name}: p50 ${result.p50Ms} ms, p95 ${result.p95Ms} ms, p99 ${result.p99Ms} ms (SQL round trips ${result.sqlMeanMs} ms per request over ${queries.length} statements)`,
+      `\n${variant.name}: p50 ${result.p50Ms} ms, p95 ${result.p95Ms} ms, p99 ${result.p99Ms} ms (SQL round trips ${result.sqlMeanMs} ms per request over ${queries.length} statements; CPU per request: server ${result.cpuUsPerRequest.server} µs, PostgreSQL ${result.cpuUsPerRequest.postgres} µs, client ${result.cpuUsPerRequest.client} µs)`,
     );
     for (const plan of plans) {
       console.log(`  SQL: ${plan.sql.slice(0, 400)}${plan.sql.length > 400 ? '…' : ''}`);
@@ -185,7 +195,11 @@ try {
   const profile = profiler ? await profiler.stop() : undefined;
   if (profile) printProfile(profile);
   console.log('\nsummary (limit 50, default sort, sequential requests over gRPC/h2c):');
-  for (const v of variantResults) console.log(`  ${v.name.padEnd(28)} p50 ${v.p50Ms} ms  p95 ${v.p95Ms} ms`);
+  for (const v of variantResults) {
+    console.log(
+      `  ${v.name.padEnd(28)} p50 ${v.p50Ms} ms  p95 ${v.p95Ms} ms  CPU/request server ${v.cpuUsPerRequest.server} µs, postgres ${v.cpuUsPerRequest.postgres} µs`,
+    );
+  }
   writeResult({
     name: `tabular-first-page${experimentSuffix}`,
     machine: machineInfo(),
@@ -200,12 +214,18 @@ try {
       client: 'Connect gRPC client (accepts gzip) in a child process; latency includes decoding',
       profiled: args.profile,
     },
-    figures: variantResults.map((v) => ({
-      metric: `TabularDataByFilter first page (50), ${v.name}: p50 / p95`,
-      value: `${v.p50Ms} ms / ${v.p95Ms} ms`,
-      target: `p50 ≤ ${targetP50Ms} ms`,
-      met: v.p50Ms <= targetP50Ms,
-    })),
+    figures: [
+      ...variantResults.map((v) => ({
+        metric: `TabularDataByFilter first page (50), ${v.name}: p50 / p95`,
+        value: `${v.p50Ms} ms / ${v.p95Ms} ms`,
+        target: `p50 ≤ ${targetP50Ms} ms`,
+        met: v.p50Ms <= targetP50Ms,
+      })),
+      {
+        metric: 'CPU per first-page request, median over the variants: server Node / PostgreSQL / client',
+        value: `${median(variantResults.map((v) => v.cpuUsPerRequest.server))} / ${median(variantResults.map((v) => v.cpuUsPerRequest.postgres))} / ${median(variantResults.map((v) => v.cpuUsPerRequest.client))} µs`,
+      },
+    ],
     variants: variantResults,
     ...(profile ? { profile } : {}),
   });
@@ -218,8 +238,15 @@ try {
 
 // ---------------------------------------------------------------------------------------------------
 
+/** CPU seconds so far: this process (the server), PostgreSQL (its other descendants) and the client. */
+async function cpuSplit(clientPid: number): Promise<{ server: number; postgres: number; client: number }> {
+  const [tree, client] = await Promise.all([processTreeCpu(process.pid), processTreeCpu(clientPid)]);
+  return { server: tree.self, postgres: tree.descendants - client.self, client: client.self };
+}
+
 /** The timing client in a child process (killed in `finally` if the bench fails). */
 async function startTimingClient(): Promise<{
+  pid: number;
   run(run: FirstPageRun): Promise<FirstPageTimings>;
   stop(): Promise<void>;
 }> {
@@ -232,6 +259,7 @@ async function startTimingClient(): Promise<{
   );
   exited.catch(() => {});
   return {
+    pid: child.pid as number,
     run(run) {
       const answered = new Promise<FirstPageTimings>((resolve, reject) =>
         child.once('message', (message: FirstPageTimings | { type: 'error'; message: string }) =>

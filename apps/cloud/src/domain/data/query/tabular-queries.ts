@@ -20,7 +20,6 @@ import {
   type MatchingSourcesKey,
   type ReadingsKey,
   selectReadingsPage,
-  selectReadingsPageWithSources,
   selectSourceIds,
   selectSources,
 } from './tabular-repository.ts';
@@ -106,17 +105,12 @@ export async function tabularDataByFilter(
   }
   const limit = effectiveLimit(request.limit, pageLimits.maxTabularLimit);
   const pageQuery = { window, order: request.order, after, limit };
-  let { readings: found, sources } = await selectReadingsPageWithSources(deps.db, {
-    ...pageQuery,
-    key: pageKey,
-  });
+  let found = await selectReadingsPage(deps.db, { ...pageQuery, key: pageKey });
   if (found.length === 0 && pageKey.kind === 'matching-sources') {
     // Nothing matched, or more sources than are probed one by one: list them, and walk the
     // organization index when there are that many.
     const key = await resolveSources(deps, pageKey);
-    if (key?.kind === 'organizations') {
-      ({ readings: found, sources } = await selectReadingsPageWithSources(deps.db, { ...pageQuery, key }));
-    }
+    if (key?.kind === 'organizations') found = await selectReadingsPage(deps.db, { ...pageQuery, key });
   }
   const readings: TabularReading[] = [];
   let bytes = 0;
@@ -125,6 +119,9 @@ export async function tabularDataByFilter(
     bytes += reading.sizeBytes;
     readings.push(reading);
   }
+  // A second statement rather than a join in the page's: measured faster (planning a joined statement
+  // over the partitions costs PostgreSQL more than the extra round trip on a local socket).
+  const sources = await selectSources(deps.db, [...new Set(readings.map((reading) => reading.sourceId))]);
   const metadata: CaptureMetadata[] = [];
   const indexOfSource = new Map<string, number>();
   const page = readings.map((reading) => {

@@ -126,15 +126,15 @@ export interface ReadingsPageQuery<Key = ReadingsKey> {
 }
 
 /**
- * SQL of one keyset page of readings, newest or oldest first; rows carry `sort_time` and `sort_id`.
- * Each key (an organization or a capture source) is probed through its index with the limit pushed down
+ * One keyset page of readings, newest or oldest first. Each key (an organization or a capture source) is probed through its index with the limit pushed down
  * (a LATERAL per key, so each probe is an ordered index scan that stops after `limit` rows), then the
  * per-key heads are merged.
  */
-function readingsPageSql(
+export async function selectReadingsPage(
+  db: Queryable,
   query: ReadingsPageQuery<ReadingsKey | MatchingSourcesKey>,
-  params: SqlParams,
-): { sql: string; direction: string } {
+): Promise<TabularReading[]> {
+  const params = createSqlParams();
   const direction = query.order === 'ascending' ? 'ASC' : 'DESC';
   const conditions = windowConditions(query.window, params);
   if (query.after) {
@@ -160,7 +160,6 @@ function readingsPageSql(
   }
   const limit = params.add(query.limit);
   const order = `ORDER BY r.captured_at ${direction}, r.id ${direction}`;
-  const columns = `${readingColumns}, r.captured_at AS sort_time, r.id AS sort_id`;
   const keyCount =
     key.kind === 'organizations'
       ? key.organizationIds.length
@@ -169,56 +168,14 @@ function readingsPageSql(
         : undefined;
   const sql =
     keyCount === 1
-      ? `SELECT ${columns} FROM readings r
+      ? `SELECT ${readingColumns} FROM readings r
           WHERE ${keyColumn} = (SELECT k FROM ${keyList} AS k) AND ${allOf(conditions)} ${order} LIMIT ${limit}`
       : `SELECT r.* FROM ${keyList} AS k(key) CROSS JOIN LATERAL (
-           SELECT ${columns} FROM readings r
+           SELECT ${readingColumns}, r.captured_at AS sort_time, r.id AS sort_id FROM readings r
             WHERE ${keyColumn} = k.key AND ${allOf(conditions)} ${order} LIMIT ${limit}) r
           ORDER BY r.sort_time ${direction}, r.sort_id ${direction} LIMIT ${limit}`;
-  return { sql, direction };
-}
-
-/** One keyset page of readings, newest or oldest first. */
-export async function selectReadingsPage(db: Queryable, query: ReadingsPageQuery): Promise<TabularReading[]> {
-  const params = createSqlParams();
-  const { sql } = readingsPageSql(query, params);
   const result = await db.query<ReadingRow>(preparedQuery(sql, params.values));
   return result.rows.map(readingFromRow);
-}
-
-export interface ReadingsPageWithSources {
-  readings: TabularReading[];
-  /** The capture source of every reading on the page, keyed by source ID. */
-  sources: Map<string, CaptureSource>;
-}
-
-/**
- * A page as `selectReadingsPage` returns it together with the capture sources of its readings, in one
- * statement (one round trip): each source's metadata rides on the first of its readings in page order
- * (so it is there for every prefix of the page), the other rows carry NULLs.
- */
-export async function selectReadingsPageWithSources(
-  db: Queryable,
-  query: ReadingsPageQuery<ReadingsKey | MatchingSourcesKey>,
-): Promise<ReadingsPageWithSources> {
-  const params = createSqlParams();
-  const { sql: pageSql, direction } = readingsPageSql(query, params);
-  const order = `p.sort_time ${direction}, p.sort_id ${direction}`;
-  const sql = `WITH page AS (${pageSql})
-    SELECT p.id, p.source_id, p.captured_us, p.time_requested_us, p.time_received_us, p.synced_us,
-           p.size_bytes, p.data, m.* FROM (
-      SELECT page.*, row_number() OVER (PARTITION BY page.source_id ORDER BY page.sort_time ${direction}, page.sort_id ${direction}) AS nth
-        FROM page) p
-    LEFT JOIN LATERAL (SELECT ${sourceColumns} FROM ${sourceJoins} WHERE p.nth = 1 AND s.id = p.source_id::bigint) m ON true
-    ORDER BY ${order}`;
-  const result = await db.query<ReadingRow & Partial<SourceRow>>(preparedQuery(sql, params.values));
-  const sources = new Map<string, CaptureSource>();
-  const readings = result.rows.map((row) => {
-    if (row.organization_id != null)
-      sources.set(row.source_id, sourceFromRow({ ...row, id: row.source_id } as SourceRow));
-    return readingFromRow(row);
-  });
-  return { readings, sources };
 }
 
 export async function countReadings(
