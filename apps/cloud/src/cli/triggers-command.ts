@@ -11,7 +11,7 @@ const { TriggerDeliveryStatus } = triggerDeliveriesPb;
 export const triggersUsage = `  mcloud triggers deliveries --part ID [--trigger NAME] [--status pending|retrying|delivered|failed]
                              [--page-size N] [--page-token T] [--json] [REMOTE]
   mcloud triggers redeliver DELIVERY_ID [--json] [REMOTE]
-      REMOTE: [--url URL --api-key-id ID --api-key KEY] (default: MCLOUD_URL/MCLOUD_API_KEY_ID/MCLOUD_API_KEY,
+      REMOTE: [--url URL --api-key-id ID --api-key=KEY] (default: MCLOUD_URL/MCLOUD_API_KEY_ID/MCLOUD_API_KEY,
               else bootstrap.json of --data-dir DIR)`;
 
 /** `mcloud triggers deliveries|redeliver`: trigger deliveries of a running cloud (TriggerDeliveryService). */

@@ -21,6 +21,7 @@ import {
   type Receiver,
   recordDelivery,
   startReceiver,
+  waitFor,
   waitForDeliveryStatus,
 } from './delivery-fixtures.ts';
 
@@ -276,8 +277,8 @@ test('mcloud triggers deliveries / redeliver talk to the running cloud (bootstra
     t.url,
     '--api-key-id',
     t.bootstrap.api_key_id,
-    '--api-key',
-    t.bootstrap.api_key,
+    // `=`: a key may start with "-", which parseArgs would not take as the option's value.
+    `--api-key=${t.bootstrap.api_key}`,
   ]);
   assert.equal(text.code, 0, text.stderr);
   assert.match(
@@ -393,5 +394,35 @@ test('two replicas on one database send each delivery exactly once', async () =>
     assert.equal(attempts.rows[0]?.n, '60');
   } finally {
     await replica.stop();
+  }
+});
+
+test('a delivery in flight when its replica stops is not counted as an attempt and is sent by another replica', async () => {
+  // Only replicas deliver from here on (this file's last test).
+  await t.cloud.deps.jobs.stop();
+  let hang = true;
+  receiver.respond = (_request, res) => {
+    if (hang) return; // held open until the replica gives up on it
+    res.end();
+  };
+  let first: Awaited<ReturnType<typeof startReplica>> | undefined = await startReplica(t);
+  let second: Awaited<ReturnType<typeof startReplica>> | undefined;
+  try {
+    const id = await recordDelivery(t, input({ destination: `${receiver.url}/in-flight` }));
+    await waitFor(() => (receiver.requests.some((r) => r.url === '/in-flight') ? true : undefined));
+    const stopping = first;
+    first = undefined;
+    await stopping.stop(); // graceful: running jobs see their signal abort after 5 s
+    const pending = await waitForDeliveryStatus(t, id, ['pending']);
+    assert.equal(pending.attemptCount, 0);
+    hang = false;
+    second = await startReplica(t);
+    const delivered = await waitForDeliveryStatus(t, id);
+    assert.equal(delivered.status, 'delivered');
+    assert.equal(delivered.attemptCount, 1);
+    assert.equal(receiver.requests.filter((r) => r.url === '/in-flight').length, 2);
+  } finally {
+    await first?.stop();
+    await second?.stop();
   }
 });
