@@ -4,12 +4,16 @@ import { Code, ConnectError } from '@connectrpc/connect';
 import type { Compression } from '@connectrpc/connect/protocol';
 
 const gzipAsync = promisify(zlib.gzip);
+// Large responses (query results of many MB) at gzip's fastest level: for 1.8 MB of BSON readings 7.9 ms
+// instead of 18.5 ms at the default level 6, for 2 % more bytes.
+const largeMessageOptions: zlib.ZlibOptions = { level: zlib.constants.Z_BEST_SPEED };
 const gunzipAsync = promisify(zlib.gunzip);
 
 export interface InlineGzipOptions {
   /**
    * Messages up to this size are compressed, and payloads that inflate to at most this size are
-   * decompressed, on the calling thread; larger ones go to libuv's thread pool. Default 64 KiB.
+   * decompressed, on the calling thread; larger ones go to libuv's thread pool (and are compressed at the
+   * fastest level). Default 64 KiB.
    */
   inlineMaxBytes?: number;
 }
@@ -27,7 +31,8 @@ export function createInlineGzip(options: InlineGzipOptions = {}): Compression {
   return {
     name: 'gzip',
     compress(bytes) {
-      if (bytes.length > inlineMaxBytes) return gzipAsync(bytes).then(asArrayBufferBytes);
+      if (bytes.length > inlineMaxBytes)
+        return gzipAsync(bytes, largeMessageOptions).then(asArrayBufferBytes);
       return Promise.resolve(asArrayBufferBytes(zlib.gzipSync(bytes)));
     },
     decompress(bytes, readMaxBytes) {
