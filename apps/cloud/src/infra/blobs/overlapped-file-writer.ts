@@ -2,8 +2,11 @@ import { createHash } from 'node:crypto';
 import type { FileHandle } from 'node:fs/promises';
 import type { BlobPutResult } from './blob-store.ts';
 
-/** Bytes received while a write is in flight that may wait for the next one (bounds memory per put). */
-const MAX_PENDING_BYTES = 8 * 1024 * 1024;
+/**
+ * Bytes received while a write is in flight that may wait for the next one (bounds memory per put: at
+ * most this much waits while a batch of at most this much is being written).
+ */
+const MAX_PENDING_BYTES = 4 * 1024 * 1024;
 
 /**
  * Writes a byte stream to a file while hashing it. Network receive and disk writes overlap: chunks that
