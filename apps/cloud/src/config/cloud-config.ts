@@ -14,6 +14,7 @@ import {
   defaultTriggerDeliverySettings,
   type TriggerDeliverySettings,
 } from '../domain/triggers/delivery/trigger-delivery-settings.ts';
+import { parseCidr, type WebhookAddressPolicy } from '../domain/triggers/delivery/webhook-address-policy.ts';
 import type { BlobStoreConfig } from '../infra/blobs/index.ts';
 
 /** Everything the cloud needs to start, parsed once: flags > environment > config file > defaults. */
@@ -92,6 +93,9 @@ const flagOptions = {
   'pipeline-max-concurrent-runs': { type: 'string' },
   'smtp-url': { type: 'string' },
   'smtp-from': { type: 'string' },
+  // A bare flag (true); the environment or config file says true/false.
+  'webhook-deny-private': { type: 'boolean' },
+  'webhook-allow-cidr': { type: 'string' },
 } as const;
 
 type FileConfig = Partial<Record<keyof typeof flagOptions, string>> & {
@@ -130,6 +134,8 @@ const envNames: Record<keyof typeof flagOptions, string> = {
   'pipeline-max-concurrent-runs': 'MCLOUD_PIPELINE_MAX_CONCURRENT_RUNS',
   'smtp-url': 'MCLOUD_SMTP_URL',
   'smtp-from': 'MCLOUD_SMTP_FROM',
+  'webhook-deny-private': 'MCLOUD_WEBHOOK_DENY_PRIVATE',
+  'webhook-allow-cidr': 'MCLOUD_WEBHOOK_ALLOW_CIDR',
 };
 
 export class ConfigError extends Error {}
@@ -188,7 +194,14 @@ export function loadCloudConfig(args: string[], env: NodeJS.ProcessEnv = process
       machineCertFile && machineKeyFile ? { certFile: machineCertFile, keyFile: machineKeyFile } : undefined,
     pipelines: pipelineConfig(pick),
     smtp: smtpConfig(pick('smtp-url'), pick('smtp-from')),
-    triggerDelivery: { ...defaultTriggerDeliverySettings },
+    triggerDelivery: {
+      ...defaultTriggerDeliverySettings,
+      webhookAddressPolicy: webhookAddressPolicy(
+        // The boolean flag arrives as `true`; environment and file give text.
+        pick('webhook-deny-private') === undefined ? undefined : String(pick('webhook-deny-private')),
+        pick('webhook-allow-cidr'),
+      ),
+    },
     hotStorageExpiryIntervalMs: 60_000,
   };
 }
@@ -225,6 +238,31 @@ function pipelineConfig(pick: (name: keyof typeof flagOptions) => string | undef
     schedulerIntervalMs: value('pipeline-scheduler-interval-ms', 15_000, true),
     maxConcurrentRuns: value('pipeline-max-concurrent-runs', 4),
   };
+}
+
+/** `--webhook-deny-private[=true|false]`; `--webhook-allow-cidr a/n,b/m` (comma-separated CIDRs). */
+function webhookAddressPolicy(
+  denyPrivate: string | undefined,
+  allowCidrs: string | undefined,
+): WebhookAddressPolicy {
+  const deny = (denyPrivate ?? 'false').trim().toLowerCase();
+  if (!['', 'true', '1', 'yes', 'false', '0', 'no'].includes(deny)) {
+    throw new ConfigError(
+      `--webhook-deny-private must be true or false (got ${JSON.stringify(denyPrivate)})`,
+    );
+  }
+  const cidrs = (allowCidrs ?? '')
+    .split(',')
+    .map((text) => text.trim())
+    .filter((text) => text !== '');
+  for (const cidr of cidrs) {
+    try {
+      parseCidr(cidr);
+    } catch (error) {
+      throw new ConfigError(`--webhook-allow-cidr: ${(error as Error).message}`);
+    }
+  }
+  return { denyPrivate: ['', 'true', '1', 'yes'].includes(deny), allowCidrs: cidrs };
 }
 
 function smtpConfig(url: string | undefined, from: string | undefined): CloudConfig['smtp'] {

@@ -11,9 +11,10 @@ const [dataDir, databaseUrl, mode] = process.argv.slice(2);
 if (!dataDir || !databaseUrl || !process.send) throw new Error('usage: spawned by events-crash.test.ts');
 const base = loadCloudConfig(['--port', '0', '--data-dir', dataDir, '--database-url', databaseUrl], {});
 // Fast retries when the delivery side has them (a receiver that was down comes back quickly).
-const config = { ...base } as typeof base & { triggerDelivery?: Record<string, number> };
-if (config.triggerDelivery)
-  config.triggerDelivery = { ...config.triggerDelivery, retryBaseDelayMs: 200, retryMaxDelayMs: 1_000 };
+const config = {
+  ...base,
+  triggerDelivery: { ...base.triggerDelivery, retryBaseDelayMs: 200, retryMaxDelayMs: 1_000 },
+};
 const cloud = await startCloud(config, {
   logger: { info() {}, error: (message, error) => console.error(`[crash-cloud] ${message}`, error) },
 });

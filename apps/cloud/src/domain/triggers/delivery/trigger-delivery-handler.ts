@@ -178,6 +178,7 @@ async function attempt(
         timeoutMs: settings.requestTimeoutMs,
         maxResponseBytes: settings.responseBodyMaxBytes,
         nowMs,
+        addressPolicy: settings.webhookAddressPolicy,
         signal,
       });
     }

@@ -1,3 +1,5 @@
+import { defaultWebhookAddressPolicy, type WebhookAddressPolicy } from './webhook-address-policy.ts';
+
 /** Timing and limits of trigger deliveries (CloudConfig.triggerDelivery). */
 export interface TriggerDeliverySettings {
   /** One webhook request or SMTP transaction, from connect to the end of the (limited) response. */
@@ -21,6 +23,8 @@ export interface TriggerDeliverySettings {
    */
   recoverAfterMs: number;
   recoverIntervalMs: number;
+  /** Which addresses webhooks may connect to (--webhook-deny-private, --webhook-allow-cidr). */
+  webhookAddressPolicy: WebhookAddressPolicy;
 }
 
 export const defaultTriggerDeliverySettings: TriggerDeliverySettings = {
@@ -34,4 +38,5 @@ export const defaultTriggerDeliverySettings: TriggerDeliverySettings = {
   retentionIntervalMs: 3_600_000,
   recoverAfterMs: 600_000,
   recoverIntervalMs: 300_000,
+  webhookAddressPolicy: defaultWebhookAddressPolicy,
 };
