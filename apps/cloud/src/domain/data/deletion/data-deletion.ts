@@ -36,7 +36,7 @@ export async function deleteTabularData(
   const conditions = [`organization_id = ${organization}::uuid`];
   // Receipts of the uploads this deletes entirely go too, so uploading such a capture again stores it
   // (an upload only partly deleted keeps its receipt: storing it again would duplicate what is left).
-  // Deleting everything also removes receipts without a capture span (written before migration 0017):
+  // Deleting everything also removes receipts without a capture span (written before migration 0018):
   // every receipt not backed by a binary_data row is a tabular one. One statement: one snapshot.
   let receiptCondition = `NOT EXISTS (SELECT 1 FROM binary_data b WHERE b.organization_id = u.organization_id AND b.id = u.file_id)`;
   if (cutoffMs !== undefined) {
