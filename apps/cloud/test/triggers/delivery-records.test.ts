@@ -328,8 +328,27 @@ test('retention deletes deliveries (and attempts) older than 30 days, in every o
   );
   const recent = await recordDelivery(t, input({ destination: `${receiver.url}/recent` }));
   await waitForDeliveryStatus(t, recent);
+  // Rate-limit rows: one last recorded beyond the largest seconds_between_notifications (30 days), one within.
+  for (const [destination, age] of [
+    ['https://example.com/stale', '30 days 1 minute'],
+    ['https://example.com/live', '29 days'],
+  ]) {
+    await t.cloud.deps.db.query(
+      `INSERT INTO trigger_rate_limits
+         (organization_id, part_id, trigger_name, notification_type, destination, last_recorded_at)
+       VALUES ($1, $2, 'limited', 'webhook', $3, now() - $4::interval)`,
+      [t.bootstrap.organization_id, machine.partId, destination, age],
+    );
+  }
   const deleted = await applyDeliveryRetention(t.cloud.deps.db, { nowMs: () => Date.now() }, 30);
-  assert.equal(deleted, 1);
+  assert.deepEqual(deleted, { deliveries: 1, rateLimits: 1 });
+  const limits = await t.cloud.deps.db.query<{ destination: string }>(
+    "SELECT destination FROM trigger_rate_limits WHERE trigger_name = 'limited'",
+  );
+  assert.deepEqual(
+    limits.rows.map((r) => r.destination),
+    ['https://example.com/live'],
+  );
   const remaining = await t.cloud.deps.db.query<{ id: string }>(
     'SELECT id::text FROM trigger_deliveries WHERE id = ANY($1::uuid[])',
     [[old, recent]],
@@ -344,9 +363,13 @@ test('retention deletes deliveries (and attempts) older than 30 days, in every o
   );
   assert.equal(attempts.rowCount, 0);
   // Seen from a clock 31 days ahead, the recent one has expired too.
-  assert.ok(
-    (await applyDeliveryRetention(t.cloud.deps.db, { nowMs: () => Date.now() + 31 * 86_400_000 }, 30)) >= 1,
+  const later = await applyDeliveryRetention(
+    t.cloud.deps.db,
+    { nowMs: () => Date.now() + 31 * 86_400_000 },
+    30,
   );
+  assert.ok(later.deliveries >= 1);
+  assert.ok(later.rateLimits >= 1);
 });
 
 test('recovery re-enqueues an open delivery whose job was lost; delivered ones and fresh ones are left alone', async () => {

@@ -145,7 +145,15 @@ test('invalid triggers reject the save with the path of the offending field', ()
         event: { type: 'part_online' },
         notifications: [{ ...webhook, seconds_between_notifications: -1 }],
       },
-      /notifications\[0\]\.seconds_between_notifications: must be a number ≥ 0/,
+      /notifications\[0\]\.seconds_between_notifications: must be a number from 0 to 2592000 \(30 days\) \(got -1\)/,
+    ],
+    [
+      {
+        name: 'a',
+        event: { type: 'part_online' },
+        notifications: [{ ...webhook, seconds_between_notifications: 2_592_001 }],
+      },
+      /notifications\[0\]\.seconds_between_notifications: must be a number from 0 to 2592000 \(30 days\) \(got 2592001\)/,
     ],
     [
       { name: 'a', event: { type: 'part_online' }, notifications: [] },

@@ -2,6 +2,12 @@ import { invalidArgument } from '../errors.ts';
 import { compileLinearRegExp } from './linear-regexp.ts';
 
 /**
+ * Largest `seconds_between_notifications` (30 days): a `trigger_rate_limits` row older than this limits
+ * nothing any more, so delivery retention deletes it.
+ */
+export const maxSecondsBetweenNotifications = 30 * 86_400;
+
+/**
  * The `triggers` array of a machine part's configuration (service spec, "Trigger" tables), parsed and
  * validated. Saving a configuration with an invalid trigger fails with the path of the offending field,
  * e.g. `config.triggers[0].event.conditional.conditions.evals[1].operator`.
@@ -235,9 +241,16 @@ function parseNotification(path: string, value: unknown): TriggerNotification {
   if (
     seconds !== undefined &&
     seconds !== null &&
-    (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds < 0)
+    (typeof seconds !== 'number' ||
+      !Number.isFinite(seconds) ||
+      seconds < 0 ||
+      seconds > maxSecondsBetweenNotifications)
   )
-    throw invalidArgument(`${path}.seconds_between_notifications`, 'must be a number ≥ 0', seconds);
+    throw invalidArgument(
+      `${path}.seconds_between_notifications`,
+      `must be a number from 0 to ${maxSecondsBetweenNotifications} (30 days)`,
+      seconds,
+    );
   const secret = record.signing_secret;
   if (secret !== undefined && secret !== null) {
     if (type !== 'webhook') throw invalidArgument(`${path}.signing_secret`, 'applies to webhooks only');

@@ -36,3 +36,17 @@ export async function claimNotificationSlot(
   );
   return (claimed.rowCount ?? 0) > 0;
 }
+
+/**
+ * Deletes up to `limit` rate-limit rows last recorded before `cutoff` (every organization: a maintenance
+ * pass). With `cutoff` at least `maxSecondsBetweenNotifications` in the past, a deleted row could not have
+ * limited any event any more. Returns how many were deleted.
+ */
+export async function deleteRateLimitsBefore(db: Queryable, cutoff: Date, limit: number): Promise<number> {
+  const result = await db.query(
+    `DELETE FROM trigger_rate_limits WHERE ctid = ANY(ARRAY(
+       SELECT ctid FROM trigger_rate_limits WHERE last_recorded_at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED))`,
+    [cutoff, limit],
+  );
+  return result.rowCount ?? 0;
+}

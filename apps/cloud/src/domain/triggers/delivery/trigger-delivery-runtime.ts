@@ -4,7 +4,7 @@ import type { Database } from '../../../infra/postgres/database.ts';
 import type { LogsContext } from '../../logs/part-logs.ts';
 import type { Clock } from '../../shared/clock.ts';
 import { recoverOverdueDeliveries } from './delivery-recovery.ts';
-import { applyDeliveryRetention } from './delivery-retention.ts';
+import { applyDeliveryRetention, type RetentionResult } from './delivery-retention.ts';
 import { createTriggerDeliveryHandler } from './trigger-delivery-handler.ts';
 import type { TriggerDeliverySettings } from './trigger-delivery-settings.ts';
 
@@ -13,7 +13,7 @@ export interface TriggerDeliveryRuntime {
   /** Register on the job queue under `triggerDeliveryJob` before it starts. */
   handler: JobHandler;
   /** One retention pass now (the background task runs it every `retentionIntervalMs`). */
-  applyRetention(): Promise<number>;
+  applyRetention(): Promise<RetentionResult>;
   /** One recovery pass now (the background task runs it every `recoverIntervalMs`). */
   recoverOverdue(): Promise<number>;
   start(): void;
