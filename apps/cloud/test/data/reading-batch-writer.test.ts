@@ -28,7 +28,7 @@ after(async () => {
   await testDb?.drop();
 });
 
-function batch(sourceId: string, rowCount: number): ReadingBatch {
+function batch(sourceId: string, rowCount: number, partId = 'part-1'): ReadingBatch {
   const readings = tabularReadingsFromContents(
     Array.from({ length: rowCount }, (_, index) => ({
       mimeType: '',
@@ -54,6 +54,7 @@ function batch(sourceId: string, rowCount: number): ReadingBatch {
       payloadEnds: readings.payloadEnds,
     }),
     rowCount,
+    partId,
   };
 }
 
@@ -73,6 +74,24 @@ test('while a transaction commits, small uploads wait and then share ONE transac
   ]);
   assert.ok(stored.every(Boolean));
   assert.deepEqual(await transactionsOf('101'), { rows: 130, transactions: 2 });
+});
+
+test('a group runs its commit steps in part order, so concurrent groups cannot lock part rows crosswise', async () => {
+  const writer = createReadingBatchWriter(db);
+  const steps: string[] = [];
+  const withStep = (partId: string): ReadingBatch => ({
+    ...batch('103', 5, partId),
+    beforeCommit: async () => {
+      steps.push(partId);
+    },
+  });
+  const stored = await Promise.all([
+    writer.write(batch('103', 5, 'part-0')), // commits alone
+    ...['part-c', 'part-a', 'part-b', 'part-a'].map((partId) => writer.write(withStep(partId))),
+  ]);
+  assert.ok(stored.every(Boolean));
+  assert.deepEqual((await transactionsOf('103')).transactions, 2, 'the four shared one transaction');
+  assert.deepEqual(steps, ['part-a', 'part-a', 'part-b', 'part-c']);
 });
 
 test('a backlog of 1,000 rows or more starts a second transaction alongside the first', async () => {

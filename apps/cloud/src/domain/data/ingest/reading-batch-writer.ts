@@ -18,6 +18,8 @@ export interface ReadingBatch {
   rowCount: number;
   /** Runs in the transaction right before COMMIT when this batch was stored (trigger deliveries). */
   beforeCommit?: UploadCommitStep | undefined;
+  /** The uploading part: a group runs its commit steps in part order (see commitSteps). */
+  partId: string;
 }
 
 export interface ReadingBatchWriter {
@@ -182,9 +184,7 @@ async function insertBatches(db: Database, batches: readonly ReadingBatch[]): Pr
     const rows = batches.filter((batch) => stored.has(batch.binaryDataId)).map((batch) => batch.copyRows);
     const data = Buffer.concat([binaryCopyHeader, ...rows, binaryCopyTrailer]);
     await pipeline(Readable.from([data]), client.query(copyFrom(copyReadingsSql)));
-    for (const batch of batches) {
-      if (batch.beforeCommit && stored.has(batch.binaryDataId)) await batch.beforeCommit(client);
-    }
+    for (const step of commitSteps(batches, stored)) await step(client);
     await client.query('COMMIT');
     open = false;
     return stored;
@@ -194,4 +194,15 @@ async function insertBatches(db: Database, batches: readonly ReadingBatch[]): Pr
   } finally {
     client.release();
   }
+}
+
+/**
+ * The commit steps of the stored batches, ordered by part: steps lock per-part rows (trigger rate limits),
+ * and two group commits taking them in opposite orders would deadlock.
+ */
+function commitSteps(batches: readonly ReadingBatch[], stored: ReadonlySet<string>): UploadCommitStep[] {
+  return batches
+    .filter((batch) => batch.beforeCommit && stored.has(batch.binaryDataId))
+    .sort((a, b) => (a.partId < b.partId ? -1 : a.partId > b.partId ? 1 : 0))
+    .map((batch) => batch.beforeCommit as UploadCommitStep);
 }

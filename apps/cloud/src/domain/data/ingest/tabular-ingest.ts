@@ -148,6 +148,7 @@ export async function ingestTabularReadings(
         copyRows,
         rowCount: count,
         beforeCommit,
+        partId: part.partId,
       });
       storedId = stored ? binaryDataId : undefined;
       break;
