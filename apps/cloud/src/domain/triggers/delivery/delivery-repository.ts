@@ -1,4 +1,5 @@
 import type { Queryable } from '../../../infra/postgres/database.ts';
+import { preparedQuery } from '../../../infra/postgres/prepared-query.ts';
 import type { TriggerEventType } from '../trigger-config.ts';
 import type { TriggerEventFacts } from '../trigger-delivery.ts';
 
@@ -121,7 +122,8 @@ export async function lockDeliveryForSending(
       part_name: string | null;
     }
   >(
-    `SELECT ${columns}, o.name AS org_name, l.name AS location_name, r.name AS machine_name, p.name AS part_name
+    preparedQuery(
+      `SELECT ${columns}, o.name AS org_name, l.name AS location_name, r.name AS machine_name, p.name AS part_name
        FROM trigger_deliveries d
        JOIN organizations o ON o.id = d.organization_id
        LEFT JOIN locations l ON l.id = d.location_id AND l.organization_id = d.organization_id
@@ -129,7 +131,8 @@ export async function lockDeliveryForSending(
        LEFT JOIN robot_parts p ON p.id = d.part_id AND p.organization_id = d.organization_id
       WHERE d.id = $1
         FOR UPDATE OF d SKIP LOCKED`,
-    [id],
+      [id],
+    ),
   );
   const row = result.rows[0];
   if (!row) return undefined;
@@ -156,33 +159,38 @@ export interface AttemptResult {
   deliveredAt: Date | undefined;
 }
 
-/** Records one attempt and the delivery's new state, in one statement (same transaction as the row lock). */
+/**
+ * Records one attempt and the delivery's new state, in one statement (same transaction as the row lock).
+ * Prepared, like the lock: both run once per attempt on the delivery hot path.
+ */
 export async function recordAttempt(
   tx: Queryable,
   delivery: Pick<DeliveryRecord, 'id' | 'organizationId'>,
   result: AttemptResult,
 ): Promise<void> {
   await tx.query(
-    `WITH attempt AS (
+    preparedQuery(
+      `WITH attempt AS (
        INSERT INTO trigger_delivery_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error)
        VALUES ($1, $4, $10, $11, $8, $9))
      UPDATE trigger_deliveries
         SET status = $3, attempt_count = $4, round_attempts = round_attempts + 1, first_attempt_at = $5,
             next_attempt_at = $6, delivered_at = $7, last_status_code = $8, last_error = $9
       WHERE id = $1 AND organization_id = $2`,
-    [
-      delivery.id,
-      delivery.organizationId,
-      result.status,
-      result.attempt,
-      result.firstAttemptAt,
-      result.nextAttemptAt ?? null,
-      result.deliveredAt ?? null,
-      result.statusCode ?? null,
-      result.error ?? null,
-      result.startedAt,
-      result.durationMs,
-    ],
+      [
+        delivery.id,
+        delivery.organizationId,
+        result.status,
+        result.attempt,
+        result.firstAttemptAt,
+        result.nextAttemptAt ?? null,
+        result.deliveredAt ?? null,
+        result.statusCode ?? null,
+        result.error ?? null,
+        result.startedAt,
+        result.durationMs,
+      ],
+    ),
   );
 }
 
