@@ -55,6 +55,11 @@ const cases: [string, ReturnType<typeof classifyAddress>][] = [
   ['::ffff:10.1.2.3', 'private'],
   ['::ffff:8.8.8.8', 'public'],
   ['0:0:0:0:0:ffff:c0a8:0101', 'private'],
+  // NAT64 well-known prefix: the embedded IPv4 address decides.
+  ['64:ff9b::169.254.169.254', 'link-local'],
+  ['64:ff9b::7f00:1', 'loopback'],
+  ['64:ff9b::8.8.8.8', 'public'],
+  ['64:ff9b:1::a9fe:a9fe', 'public'],
 ];
 
 test('classifies every range, IPv6 and IPv4-mapped forms', () => {

@@ -33,9 +33,12 @@ export function parseIpAddress(text: string): AddressBytes | undefined {
   if (family === 4) return Uint8Array.from(address.split('.').map(Number));
   if (family !== 6) return undefined;
   const bytes = ipv6Bytes(address);
-  // IPv4-mapped (::ffff:a.b.c.d) is the IPv4 address: one set of rules for both spellings.
+  // IPv4-mapped (::ffff:a.b.c.d) is the IPv4 address: one set of rules for both spellings. So is the
+  // NAT64 well-known prefix (64:ff9b::a.b.c.d): a NAT64 gateway would connect to the IPv4 address.
   const mapped = bytes.slice(0, 10).every((b) => b === 0) && bytes[10] === 0xff && bytes[11] === 0xff;
-  return mapped ? bytes.slice(12) : bytes;
+  const nat64 =
+    [0, 0x64, 0xff, 0x9b].every((b, i) => bytes[i] === b) && bytes.slice(4, 12).every((b) => b === 0);
+  return mapped || nat64 ? bytes.slice(12) : bytes;
 }
 
 function ipv6Bytes(address: string): AddressBytes {
