@@ -9,7 +9,7 @@ import { quoteText } from '../mql/mql-sql.ts';
  * organization condition lets the planner use that organization's partial custom indexes.
  */
 export function hotStorageSource(organizationId?: string): MqlSource {
-  const source = readingsSource('sensordata.hot_readings');
+  const source = readingsSource('sensordata.hot_readings', null);
   if (organizationId === undefined) return source;
   return { ...source, where: `src.organization_uuid = ${quoteText(organizationId)}::uuid` };
 }

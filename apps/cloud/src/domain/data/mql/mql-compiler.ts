@@ -41,6 +41,11 @@ export interface MqlSourceField {
   /** SQL expression over the relation's alias `src` (e.g. `src.component_name`). */
   sql: string;
   type: SqlType;
+  /**
+   * SQL over `src` equal to this field whenever the field is not null — for `time_requested`, the partition
+   * key `captured_at`. A leading `$match` comparing the field with a date bounds this column the same way.
+   */
+  rangeColumn?: string;
 }
 
 export interface MqlSource {
@@ -116,15 +121,35 @@ export function compilePipeline(stages: readonly MqlStage[], source: MqlSource):
   const builder = new PipelineBuilder();
   const fields = source.fields.map((field) => ({
     name: field.name,
-    expr: field.type === 'jsonb' ? jsonbExpr(field.sql) : typedExpr(field.sql, field.type),
+    expr: {
+      ...(field.type === 'jsonb' ? jsonbExpr(field.sql) : typedExpr(field.sql, field.type)),
+      ...(field.rangeColumn ? { rangeSql: field.rangeColumn } : {}),
+    },
   }));
   const from: PipelineState = { relation: `${source.relation} AS src`, fields: [], rest: null, order: [] };
+  const conditions = source.where ? [source.where] : [];
+  let first = 0;
+  if (!source.restSql && source.fields.some((field) => field.rangeColumn)) {
+    // Leading $match stages filter the source rows themselves: only there can a condition name a range
+    // column (which is no document field). Same condition, same rows, one CTE fewer.
+    const direct: PipelineState = {
+      relation: 'src',
+      fields: fields.map((field) => ({ ...field, column: '' })),
+      rest: null,
+      order: [],
+    };
+    for (; stages[first]?.name === '$match'; first++) {
+      const stage = stages[first] as MqlStage;
+      conditions.push(compileMatch(stage.spec, matchScope(direct, builder, stage)));
+    }
+  }
+  const filters = conditions.filter((condition) => condition !== 'true').map((condition) => `(${condition})`);
   let state = builder.emit(from, {
     fields,
     rest: source.restSql ?? null,
-    ...(source.where ? { where: source.where } : {}),
+    ...(filters.length ? { where: filters.join(' AND ') } : {}),
   });
-  for (const stage of stages) {
+  for (const stage of stages.slice(first)) {
     state = (stageCompilers[stage.name] as StageCompiler)(stage, state, builder);
   }
   const order = stateOrder(state);
@@ -237,8 +262,16 @@ function pruneTree(steps: readonly string[]): Record<string, unknown> {
   );
 }
 
-/** The document view of migration 0006 (wire-protocol §3.2 fields), for STANDARD queries. */
-export function readingsSource(relation = 'sensordata.readings'): MqlSource {
+/**
+ * The documents of migration 0006 (wire-protocol §3.2 fields), for STANDARD queries. The default relation is
+ * `sensordata.pipeline_readings` (0016): the same documents plus `captured_at`, which is no document field
+ * but bounds `time_requested` conditions (partition pruning, index). `capturedAt` null: the relation has no
+ * such column.
+ */
+export function readingsSource(
+  relation = 'sensordata.pipeline_readings',
+  capturedAt: string | null = 'captured_at',
+): MqlSource {
   const column = (name: string) => `src.${quoteIdentifier(name)}`;
   return {
     relation,
@@ -251,7 +284,12 @@ export function readingsSource(relation = 'sensordata.readings'): MqlSource {
       { name: 'component_type', sql: column('component_type'), type: 'text' },
       { name: 'component_name', sql: column('component_name'), type: 'text' },
       { name: 'method_name', sql: column('method_name'), type: 'text' },
-      { name: 'time_requested', sql: column('time_requested'), type: 'date' },
+      {
+        name: 'time_requested',
+        sql: column('time_requested'),
+        type: 'date',
+        ...(capturedAt ? { rangeColumn: column(capturedAt) } : {}),
+      },
       { name: 'time_received', sql: column('time_received'), type: 'date' },
       { name: 'tags', sql: `to_jsonb(${column('tags')})`, type: 'jsonb' },
       { name: 'additional_parameters', sql: column('additional_parameters'), type: 'jsonb' },

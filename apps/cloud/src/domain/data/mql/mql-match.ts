@@ -62,13 +62,17 @@ export function compileMatch(query: MqlValue, scope: MatchScope): string {
 function withoutIsTrue(part: string, bare: ReadonlyMap<string, string>): string {
   const direct = bare.get(part);
   if (direct !== undefined) return direct;
-  if (part.startsWith('(') && part.endsWith(')')) {
-    const pieces = part.slice(1, -1).split(' AND ');
-    if (pieces.length > 1 && pieces.every((piece) => bare.has(piece))) {
-      return `(${pieces.map((piece) => bare.get(piece)).join(' AND ')})`;
-    }
+  if (!part.startsWith('(') || !part.endsWith(')')) return part;
+  // `(c1 AND c2 …)` as sqlAnd writes it; a piece may itself contain ` AND `, so match whole pieces.
+  const unwrapped: string[] = [];
+  let rest = part.slice(1, -1);
+  while (rest !== '') {
+    const piece = [...bare.keys()].find((key) => rest === key || rest.startsWith(`${key} AND `));
+    if (piece === undefined) return part;
+    unwrapped.push(bare.get(piece) as string);
+    rest = rest === piece ? '' : rest.slice(piece.length + ' AND '.length);
   }
-  return part;
+  return unwrapped.length > 1 ? `(${unwrapped.join(' AND ')})` : part;
 }
 
 function fieldTarget(path: string, scope: ExpressionScope): Target {
@@ -262,7 +266,7 @@ function equals(target: Target, value: MqlValue, scope: MatchScope): string {
   }
   if (typed) {
     const native = nativeLiteral(typed, value);
-    if (native !== undefined) return isTrue(`${typed.sql} = ${native}`, scope);
+    if (native !== undefined) return isTrue(withRange(typed, '=', native), scope);
     if (typed.type !== 'bool' && typed.type !== 'number') return 'false';
   }
   if (typeof value === 'number' || typeof value === 'string' || typeof value === 'boolean') {
@@ -295,6 +299,15 @@ function nativeLiteral(column: SqlExpr, value: MqlValue): string | undefined {
   return undefined;
 }
 
+/**
+ * `column <symbol> literal`, and the same comparison on the column's range column when it has one: exact,
+ * because the comparison holds only for a non-NULL value, which then equals the range column.
+ */
+function withRange(column: SqlExpr, symbol: string, literal: string): string {
+  const comparison = `${column.sql} ${symbol} ${literal}`;
+  return column.rangeSql ? `${comparison} AND ${column.rangeSql} ${symbol} ${literal}` : comparison;
+}
+
 const symbols: Record<string, string> = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' };
 
 function compare(target: Target, operator: string, value: MqlValue, scope: MatchScope): string {
@@ -306,8 +319,10 @@ function compare(target: Target, operator: string, value: MqlValue, scope: Match
   if (typed && typed.type !== 'bool' && typed.type !== 'number') {
     const native = nativeLiteral(typed, value);
     if (native === undefined) return 'false';
-    const column = typed.type === 'text' || typed.type === 'oid' ? `(${typed.sql}) COLLATE "C"` : typed.sql;
-    return isTrue(`${column} ${symbol} ${native}`, scope);
+    if (typed.type === 'text' || typed.type === 'oid') {
+      return isTrue(`(${typed.sql}) COLLATE "C" ${symbol} ${native}`, scope);
+    }
+    return isTrue(withRange(typed, symbol, native), scope);
   }
   if (typeof value === 'number' || typeof value === 'string') {
     return pathExists(target, `@ ${symbol} $v`, { v: value });

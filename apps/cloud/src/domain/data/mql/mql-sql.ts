@@ -14,6 +14,12 @@ export interface SqlExpr {
   nullIsMissing: boolean;
   /** A field path through objects (`doc #> '{a,b}'`): cheap enough to evaluate more than once per row. */
   cheap?: boolean;
+  /**
+   * A source column equal to this value whenever the value is not NULL (`captured_at`, the indexed partition
+   * key, for `time_requested`): a comparison with a non-null literal holds only if it holds on that column
+   * too, so the compiler adds it and PostgreSQL prunes partitions and uses the index.
+   */
+  rangeSql?: string;
 }
 
 export function jsonbExpr(sql: string): SqlExpr {
