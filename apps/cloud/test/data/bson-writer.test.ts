@@ -244,3 +244,31 @@ test('PostgreSQL timestamptz text → epoch ms, UTC fast path and other offsets 
   assert.ok(Number.isNaN(parsePostgresTimestamp('infinity')));
   assert.ok(Number.isNaN(parsePostgresTimestamp('2024-01-0x 00:00:00+00')));
 });
+
+test('timestamps of one minute (the cached minute) and of the next stay exact; a bad digit is still refused', () => {
+  const cases: [string, number][] = [
+    ['2026-06-05 00:53:39.131+00', Date.UTC(2026, 5, 5, 0, 53, 39, 131)],
+    ['2026-06-05 00:53:00+00', Date.UTC(2026, 5, 5, 0, 53, 0, 0)],
+    ['2026-06-05 00:53:59.999999+00', Date.UTC(2026, 5, 5, 0, 53, 59, 999)],
+    ['2026-06-05 00:53:07.5+00', Date.UTC(2026, 5, 5, 0, 53, 7, 500)],
+    ['2026-06-05 00:53:07.05+00', Date.UTC(2026, 5, 5, 0, 53, 7, 50)],
+    ['2026-06-05 00:54:01.291+00', Date.UTC(2026, 5, 5, 0, 54, 1, 291)],
+    ['2026-06-05 00:53:39.131+00', Date.UTC(2026, 5, 5, 0, 53, 39, 131)],
+    ['1969-12-31 23:59:59.999+00', -1],
+  ];
+  for (const [text, expected] of cases) assert.equal(parsePostgresTimestamp(text), expected, text);
+  parsePostgresTimestamp('2026-06-05 00:53:39.131+00');
+  assert.ok(Number.isNaN(parsePostgresTimestamp('2026-06-05 00:53:3x.131+00')));
+  assert.ok(Number.isNaN(parsePostgresTimestamp('2026-06-05 00:53:39.1x1+00')));
+});
+
+test('datetimes before 1970 and far from it are written as bson.serialize writes them', () => {
+  const writer = new BsonWriter();
+  for (const ms of [
+    0, -1, -4294967296, -4294967297, 4294967295, 4294967296, 8.64e15, -8.64e15, -62135596800000,
+  ]) {
+    writer.beginDocument();
+    writer.date('t', ms);
+    assert.deepEqual(Buffer.from(writer.endDocument()), serialize({ t: new Date(ms) }), String(ms));
+  }
+});

@@ -151,6 +151,16 @@ export type RowWriter = (writer: BsonWriter, row: readonly unknown[]) => Uint8Ar
 
 type ColumnWriter = (writer: BsonWriter, name: string, text: string) => void;
 
+/** A json/jsonb column; the empty object (e.g. `additional_parameters` of most readings) skips JSON.parse. */
+function writeJsonColumn(writer: BsonWriter, name: string, text: string): void {
+  if (text === '{}') {
+    writer.beginDocumentField(name);
+    writer.endField();
+  } else {
+    writer.jsonValue(name, JSON.parse(text));
+  }
+}
+
 const int32Min = -2_147_483_648n;
 const int32Max = 2_147_483_647n;
 
@@ -172,8 +182,8 @@ const columnWriters: Record<number, ColumnWriter> = {
     if (Number.isNaN(ms)) writer.string(name, text);
     else writer.date(name, ms);
   },
-  114: (writer, name, text) => writer.jsonValue(name, JSON.parse(text)),
-  3802: (writer, name, text) => writer.jsonValue(name, JSON.parse(text)),
+  114: writeJsonColumn,
+  3802: writeJsonColumn,
   25: (writer, name, text) => writer.string(name, text),
 };
 
@@ -243,17 +253,24 @@ export function parsePostgresTimestamp(text: string): number {
     text.charCodeAt(end + 2) === 48 &&
     (end === 19 || (text.charCodeAt(19) === 46 && end > 20))
   ) {
-    const y = fixedDigits(text, 0, 4);
-    const mo = fixedDigits(text, 5, 2);
-    const d = fixedDigits(text, 8, 2);
-    const h = fixedDigits(text, 11, 2);
-    const mi = fixedDigits(text, 14, 2);
+    const fraction = end === 19 ? 0 : fractionMs(text, 20, end);
     const s = fixedDigits(text, 17, 2);
-    const fraction = end === 19 ? 0 : fixedDigits(text, 20, end - 20);
-    if ((y | mo | d | h | mi | s | fraction) >= 0) {
-      // The same arithmetic as below, so both paths agree to the millisecond.
-      const ms = end === 19 ? 0 : Math.floor(Number(`0${text.slice(19, end)}`) * 1000);
-      return Date.UTC(y, mo - 1, d, h, mi, s, ms);
+    if ((s | fraction) >= 0) {
+      // Rows of one result mostly share the minute: its epoch value is computed once.
+      if (minuteCache.prefix.length === 16 && text.startsWith(minuteCache.prefix)) {
+        return minuteCache.ms + s * 1000 + fraction;
+      }
+      const y = fixedDigits(text, 0, 4);
+      const mo = fixedDigits(text, 5, 2);
+      const d = fixedDigits(text, 8, 2);
+      const h = fixedDigits(text, 11, 2);
+      const mi = fixedDigits(text, 14, 2);
+      if ((y | mo | d | h | mi) >= 0) {
+        // Date.UTC is linear in seconds and milliseconds, so minute + s * 1000 + ms is the same value.
+        minuteCache.prefix = text.slice(0, 16);
+        minuteCache.ms = Date.UTC(y, mo - 1, d, h, mi, 0, 0);
+        return minuteCache.ms + s * 1000 + fraction;
+      }
     }
   }
   const match =
@@ -266,6 +283,21 @@ export function parsePostgresTimestamp(text: string): number {
   const offsetSec =
     Math.abs(Number(offsetHours)) * 3600 + Number(offsetMinutes ?? 0) * 60 + Number(offsetSeconds ?? 0);
   return utc - sign * offsetSec * 1000;
+}
+
+const minuteCache = { prefix: '', ms: 0 };
+
+/**
+ * Milliseconds of the fraction digits in [start, end): the first three digits, zero-padded — the same
+ * value as `Math.floor(Number('0.' + digits) * 1000)` for PostgreSQL's at most six digits (checked for all
+ * of them), or -1 when a character is not a digit.
+ */
+function fractionMs(text: string, start: number, end: number): number {
+  const all = fixedDigits(text, start, end - start);
+  if (all < 0) return -1;
+  let ms = fixedDigits(text, start, Math.min(3, end - start));
+  for (let digits = end - start; digits < 3; digits++) ms *= 10;
+  return ms;
 }
 
 /** The number written by `count` ASCII digits at `start`, or -1. */

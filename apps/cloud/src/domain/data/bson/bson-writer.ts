@@ -87,8 +87,11 @@ export class BsonWriter {
   date(key: string, ms: number): void {
     this.element(typeDate, key);
     this.reserve(8);
-    // An invalid Date (NaN) is written as 0, like bson.serialize does.
-    this.at = this.chunk.writeBigInt64LE(BigInt(Number.isFinite(ms) ? ms : 0), this.at);
+    // An invalid Date (NaN) is written as 0, like bson.serialize does. Two 32-bit halves, no BigInt: the
+    // low half is ms modulo 2^32, the high half the two's-complement rest (exact for integers below 2^53).
+    const value = Number.isFinite(ms) ? ms : 0;
+    this.chunk.writeUInt32LE(value >>> 0, this.at);
+    this.at = this.chunk.writeInt32LE(Math.floor(value / 4294967296) | 0, this.at + 4);
   }
 
   string(key: string, value: string): void {
