@@ -32,6 +32,21 @@ const hex24 = /^[0-9a-fA-F]{24}$/;
 const indexKeys: string[] = Array.from({ length: 1000 }, (_, i) => String(i));
 const indexKey = (i: number): string => indexKeys[i] ?? String(i);
 
+/**
+ * Writes `value` as UTF-8 at `at` (room reserved by the caller) and returns the end. Short ASCII strings
+ * (ids, names, statuses: most strings of a result) are copied in JS, cheaper than a call into the encoder.
+ */
+function writeUtf8(chunk: Buffer, value: string, at: number): number {
+  if (value.length > 48) return at + chunk.write(value, at, 'utf8');
+  let end = at;
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i);
+    if (code >= 0x80) return at + chunk.write(value, at, 'utf8');
+    chunk[end++] = code;
+  }
+  return end;
+}
+
 export class BsonWriter {
   private chunk: Buffer = Buffer.allocUnsafe(firstChunkBytes);
   private at = 0;
@@ -99,7 +114,7 @@ export class BsonWriter {
     this.reserve(5 + value.length * 3);
     const lengthAt = this.at;
     this.at += 4;
-    this.at += this.chunk.write(value, this.at, 'utf8');
+    this.at = writeUtf8(this.chunk, value, this.at);
     this.chunk[this.at++] = 0;
     this.chunk.writeInt32LE(this.at - lengthAt - 4, lengthAt);
   }

@@ -100,21 +100,26 @@ export async function runOrganizationQuery(
     query.limits.timeoutMs,
     signal,
   );
+  const startedMs = deps.clock.nowMs();
+  let client: DatabaseClient;
   try {
-    return await runInSlot(deps, query, signal);
-  } finally {
+    client = await deps.db.connect();
+  } catch (error) {
     release();
+    throw error;
   }
+  return runOnClient(deps, client, { query, startedMs }, signal, release);
 }
 
-async function runInSlot(
+/** Runs the query on `client`; ends the transaction, then returns the client to the pool and frees the slot. */
+async function runOnClient(
   deps: OrganizationQueryDeps,
-  query: OrganizationQuery,
+  client: DatabaseClient,
+  { query, startedMs }: { query: OrganizationQuery; startedMs: number },
   signal: AbortSignal,
+  releaseSlot: () => void,
 ): Promise<OrganizationQueryResult> {
   const { limits } = query;
-  const startedMs = deps.clock.nowMs();
-  const client = await deps.db.connect();
   let cancelled = false;
   const onAbort = () => {
     cancelled = true;
@@ -148,10 +153,19 @@ async function runInSlot(
     throw error;
   } finally {
     signal.removeEventListener('abort', onAbort);
-    await client.query('ROLLBACK').catch(() => {
-      broken = true;
-    });
-    client.release(broken);
+    // The result goes back without waiting for the ROLLBACK (one round trip less per query): the client
+    // stays checked out until it completes — pg runs a client's queries in order — and only then returns
+    // to the pool (discarded if the ROLLBACK failed) and frees the query slot.
+    client.query('ROLLBACK').then(
+      () => {
+        client.release(broken);
+        releaseSlot();
+      },
+      () => {
+        client.release(true);
+        releaseSlot();
+      },
+    );
   }
 }
 
