@@ -1,18 +1,12 @@
-import type pg from 'pg';
+import pg from 'pg';
 import type { Database, DatabaseClient } from '../../../infra/postgres/database.ts';
 import { DomainError } from '../../errors.ts';
 import type { Clock } from '../../shared/clock.ts';
 import { isUuid } from '../../validate.ts';
-import {
-  createJsonDocumentWriter,
-  createRowWriter,
-  type ResultField,
-  type RowWriter,
-  rawTextTypes,
-} from '../bson/bson-from-postgres.ts';
-import { BsonWriter } from '../bson/bson-writer.ts';
+import { type ResultField, rawTextTypes } from '../bson/bson-from-postgres.ts';
 import { queryErrorFromPostgres } from './query-errors.ts';
 import { acquireQuerySlot, defaultMaxConcurrentQueries } from './query-gate.ts';
+import { createResultCollector, type ResultCollector } from './result-collector.ts';
 
 /**
  * Runs one SELECT over the documents of ONE organization and returns each result row as a serialized
@@ -131,14 +125,19 @@ async function runOnClient(
   try {
     await client.query(sessionSetup(query.organizationId.toLowerCase(), limits.timeoutMs));
     try {
-      const result = await client.query({
-        text: `${wrapPrefix}${query.sql}${wrapSuffix}${limits.maxRows + 1}`,
-        values: (query.params ?? []) as unknown[],
-        rowMode: 'array',
-        types: rawTextTypes,
-        queryMode: 'extended',
-      } as pg.QueryConfig);
-      return toDocuments(query, result as unknown as pg.QueryArrayResult, deps.clock.nowMs() - startedMs);
+      const collector = createResultCollector(limits, query.rowShape ?? 'columns');
+      await streamRows(
+        client,
+        {
+          text: `${wrapPrefix}${query.sql}${wrapSuffix}${limits.maxRows + 1}`,
+          values: (query.params ?? []) as unknown[],
+          rowMode: 'array',
+          types: rawTextTypes,
+          queryMode: 'extended',
+        } as pg.QueryConfig,
+        collector,
+      );
+      return collector.finish(deps.clock.nowMs() - startedMs);
     } catch (error) {
       if (cancelled) throw new DomainError('Aborted', 'query cancelled by the caller', { cause: error });
       throw queryErrorFromPostgres(error, {
@@ -184,58 +183,21 @@ export function sessionSetup(organizationId: string, timeoutMs: number): string 
   ].join('; ');
 }
 
-function toDocuments(
-  query: OrganizationQuery,
-  result: pg.QueryArrayResult,
-  elapsedMs: number,
-): OrganizationQueryResult {
-  const { limits } = query;
-  if (elapsedMs > limits.timeoutMs) {
-    throw new DomainError('DeadlineExceeded', `query exceeded the time limit of ${limits.timeoutMs} ms`);
-  }
-  if (result.rows.length > limits.maxRows) {
-    throw new DomainError(
-      'ResourceExhausted',
-      `query result exceeds the limit of ${limits.maxRows} rows; add a LIMIT or a narrower filter`,
+/** Runs one statement, handing each row to `collector` as it arrives (pg keeps no array of all rows). */
+function streamRows(
+  client: DatabaseClient,
+  config: pg.QueryConfig,
+  collector: ResultCollector,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const statement = new pg.Query(config);
+    statement.on('row', (row: unknown[], result?: { fields: ResultField[] }) =>
+      collector.add(row, result?.fields ?? []),
     );
-  }
-  if (query.rowShape === 'json-text') return toJsonTexts(limits, result);
-  const writeRow: RowWriter =
-    query.rowShape === 'json-document'
-      ? createJsonDocumentWriter()
-      : createRowWriter(result.fields as ResultField[]);
-  const writer = new BsonWriter();
-  const documents: Uint8Array[] = [];
-  let totalBytes = 0;
-  for (const row of result.rows) {
-    const bytes = writeRow(writer, row);
-    totalBytes += bytes.length;
-    if (totalBytes > limits.maxBytes) {
-      throw new DomainError(
-        'ResourceExhausted',
-        `query result exceeds the limit of ${limits.maxBytes} bytes; select fewer columns or rows`,
-      );
-    }
-    documents.push(bytes);
-  }
-  return { documents, totalBytes };
-}
-
-function toJsonTexts(limits: QueryLimits, result: pg.QueryArrayResult): OrganizationQueryResult {
-  const jsonTexts: string[] = [];
-  let totalBytes = 0;
-  for (const row of result.rows) {
-    const text = String(row[0]);
-    totalBytes += Buffer.byteLength(text);
-    if (totalBytes > limits.maxBytes) {
-      throw new DomainError(
-        'ResourceExhausted',
-        `query result exceeds the limit of ${limits.maxBytes} bytes`,
-      );
-    }
-    jsonTexts.push(text);
-  }
-  return { documents: [], totalBytes, jsonTexts };
+    statement.once('end', () => resolve());
+    statement.once('error', reject);
+    client.query(statement);
+  });
 }
 
 function processIdOf(client: DatabaseClient): number {

@@ -6,9 +6,14 @@ import { DomainError } from '../../errors.ts';
  * The gate belongs to the pool object (a WeakMap), so every caller of the same pool shares it.
  */
 
+interface Waiter {
+  max: number;
+  onTurn: () => void;
+}
+
 interface Gate {
   active: number;
-  waiting: (() => void)[];
+  waiting: Waiter[];
 }
 
 const gates = new WeakMap<object, Gate>();
@@ -35,7 +40,7 @@ export async function acquireQuerySlot(
         resolve();
       };
       const leave = () => {
-        const at = owned.waiting.indexOf(onTurn);
+        const at = owned.waiting.indexOf(waiter);
         if (at >= 0) owned.waiting.splice(at, 1);
       };
       const onAbort = () => {
@@ -54,7 +59,8 @@ export async function acquireQuerySlot(
         );
       }, waitMs);
       signal.addEventListener('abort', onAbort, { once: true });
-      owned.waiting.push(onTurn);
+      const waiter = { max, onTurn };
+      owned.waiting.push(waiter);
     });
   } else {
     owned.active += 1;
@@ -63,9 +69,12 @@ export async function acquireQuerySlot(
   return () => {
     if (released) return;
     released = true;
-    const next = owned.waiting.shift();
-    // The slot passes straight to the next waiter; otherwise it is freed.
-    if (next) next();
-    else owned.active -= 1;
+    owned.active -= 1;
+    // Waiters are woken in order while there is room under their own limit (callers of one pool may
+    // pass different limits; a slot is only handed over within the limit of the one who takes it).
+    while (owned.waiting.length > 0 && owned.active < (owned.waiting[0] as Waiter).max) {
+      owned.active += 1;
+      (owned.waiting.shift() as Waiter).onTurn();
+    }
   };
 }
