@@ -115,7 +115,11 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       // Our own pool, so its connections have error handlers (a database restart or drop must not crash the
       // process) and stop() ends every connection the queue opened.
       pool = new pg.Pool({ connectionString: options.connectionString, max: concurrency + 2 });
-      const report = (error: Error) => options.onError?.('job queue: database connection lost', error);
+      const current = pool;
+      // After stop(), clients still closing (pool.end() does not wait for them) may see the database go.
+      const report = (error: Error) => {
+        if (pool === current) options.onError?.(`job queue: database connection lost: ${error.message}`);
+      };
       pool.on('error', report);
       // A connection that fails while checked out emits on the client, not the pool: without a listener
       // that would be an uncaught error.
