@@ -5,8 +5,9 @@ import type { Compression } from '@connectrpc/connect/protocol';
 
 const gzipAsync = promisify(zlib.gzip);
 // Large responses (query results of many MB) at gzip's fastest level: for 1.8 MB of BSON readings 7.9 ms
-// instead of 18.5 ms at the default level 6, for 2 % more bytes.
-const largeMessageOptions: zlib.ZlibOptions = { level: zlib.constants.Z_BEST_SPEED };
+// instead of 18.5 ms at the default level 6, for 2 % more bytes. 256 KiB chunks instead of 16 KiB: a
+// thread-pool round trip per chunk (median 4.3 → 3.2 ms for the same 1.8 MB).
+const largeMessageOptions: zlib.ZlibOptions = { level: zlib.constants.Z_BEST_SPEED, chunkSize: 256 * 1024 };
 const gunzipAsync = promisify(zlib.gunzip);
 
 export interface InlineGzipOptions {
