@@ -74,6 +74,24 @@ test('aggregation comparisons use BSON order across types; missing is less than 
   ]);
 });
 
+test('number accumulators read paths whose steps need quoting, below computed documents too', async () => {
+  const key = 'q"\\ é x';
+  const rows = await runCompiled(db, [
+    { $match: { 'data.readings.humidity': { $exists: true } } },
+    { $addFields: { odd: { [key]: { ü: '$data.readings.humidity' } } } },
+    {
+      $group: {
+        _id: null,
+        sum: { $sum: `$odd.${key}.ü` },
+        avg: { $avg: `$odd.${key}.ü` },
+        max: { $max: `$odd.${key}.ü` },
+        min: { $min: `$odd.${key}.ü` },
+      },
+    },
+  ]);
+  assert.deepEqual(rows, [{ _id: null, sum: 75, avg: 37.5, max: 50, min: 25 }]);
+});
+
 test('$push and $addToSet skip missing values; $count and $bucket emit nothing for no documents', async () => {
   const [group] = await runCompiled(db, [
     { $sort: { _id: 1 } },

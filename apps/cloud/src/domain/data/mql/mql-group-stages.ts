@@ -51,7 +51,8 @@ function isConstantKey(value: MqlValue): boolean {
  * the wrapper selects only the columns the stage references, so the source's other columns (e.g. the
  * view's `_id`) are never computed. PostgreSQL does not run a GROUP BY over such a subquery with parallel
  * workers, so cheap arguments — a column, a field path through objects (`SqlExpr.cheap`) — are not hoisted:
- * evaluating `data #> '{readings,x}'` twice costs less than giving up the parallel plan.
+ * evaluating `data #> '{readings,x}'` twice costs less than giving up the parallel plan (and a number there
+ * is read in one walk: `toNumber`/`toFloat` use JSON_VALUE on `SqlExpr.objectPath`).
  */
 interface ArgumentHoist {
   hoist(expr: SqlExpr): SqlExpr;
@@ -163,7 +164,7 @@ function minMax(operator: '$min' | '$max', value: SqlExpr): SqlExpr {
     return typedExpr(`${fn}((${value.sql}) COLLATE "C")`, value.type);
   if (value.type === 'date' || value.type === 'number') return typedExpr(`${fn}(${value.sql})`, value.type);
   const json = toJsonb(value);
-  const numeric = `to_jsonb(${fn}(mql_num(${json})))`;
+  const numeric = `to_jsonb(${fn}(${toNumber(value)}))`;
   const other = `mql_minmax_value(${fn}(mql_minmax_key(${json}) COLLATE "C"))`;
   // Numbers sort before every other non-null type.
   const ordered = operator === '$min' ? [numeric, other] : [other, numeric];

@@ -30,7 +30,11 @@ export function descend(base: SqlExpr, steps: readonly string[]): SqlExpr {
   const path = textArrayLiteral(steps);
   // Through objects only, `#>` is the answer and costs nothing; arrays on the way need the mapping walk.
   if (steps.some((step) => /^\d+$/.test(step))) return jsonbExpr(`mql_path(${base.sql}, ${path})`);
-  return { ...jsonbExpr(`COALESCE(${base.sql} #> ${path}, mql_path(${base.sql}, ${path}))`), cheap: true };
+  return {
+    ...jsonbExpr(`COALESCE(${base.sql} #> ${path}, mql_path(${base.sql}, ${path}))`),
+    cheap: true,
+    objectPath: { base: base.sql, steps },
+  };
 }
 
 /** `$a.b.c` → the value; `$$ROOT`/`$$CURRENT` (optionally with a path) → the document. */

@@ -15,6 +15,11 @@ export interface SqlExpr {
   /** A field path through objects (`doc #> '{a,b}'`): cheap enough to evaluate more than once per row. */
   cheap?: boolean;
   /**
+   * Set with `cheap`: the same value as `base`'s object path `steps`. A number there is read with one
+   * SQL/JSON path walk (`toNumber`, `toFloat`) instead of a type check plus a second walk.
+   */
+  objectPath?: { base: string; steps: readonly string[] };
+  /**
    * A source column equal to this value whenever the value is not NULL (`captured_at`, the indexed partition
    * key, for `time_requested`): a comparison with a non-null literal holds only if it holds on that column
    * too, so the compiler adds it and PostgreSQL prunes partitions and uses the index.
@@ -70,15 +75,28 @@ export function asJsonb(expr: SqlExpr): SqlExpr {
   return jsonbExpr(toJsonb(expr));
 }
 
+/**
+ * The number at an object path, NULL for anything else, walking the document once: in strict mode a
+ * missing key or an array on the way is an error, and unary `+` is an error for every non-number (strings
+ * are not converted), which JSON_VALUE answers with NULL. The same as `mql_num(COALESCE(v #> path, …))`:
+ * when `#>` finds nothing, the array-mapping walk yields an array or nothing, never a number.
+ */
+function jsonPathNumber(path: NonNullable<SqlExpr['objectPath']>, returning: string): string {
+  const jsonPath = `strict +$${path.steps.map((step) => `.${JSON.stringify(step)}`).join('')}`;
+  return `JSON_VALUE((${path.base}), ${quoteText(jsonPath)} RETURNING ${returning})`;
+}
+
 /** numeric, NULL unless the value is a number. */
 export function toNumber(expr: SqlExpr): string {
   if (expr.type === 'number') return expr.sql;
+  if (expr.objectPath) return jsonPathNumber(expr.objectPath, 'numeric');
   if (expr.type === 'jsonb') return `mql_num(${expr.sql})`;
   return 'NULL::numeric';
 }
 
 export function toFloat(expr: SqlExpr): string {
   if (expr.type === 'number') return `(${expr.sql})::double precision`;
+  if (expr.objectPath) return jsonPathNumber(expr.objectPath, 'double precision');
   if (expr.type === 'jsonb') return `mql_float(${expr.sql})`;
   return 'NULL::double precision';
 }
