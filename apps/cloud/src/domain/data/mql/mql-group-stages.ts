@@ -51,7 +51,7 @@ function isConstantKey(value: MqlValue): boolean {
  * the wrapper selects only the columns the stage references, so the source's other columns (e.g. the
  * view's `_id`) are never computed. PostgreSQL does not run a GROUP BY over such a subquery with parallel
  * workers, so cheap arguments — a column, a field path through objects (`SqlExpr.cheap`) — are not hoisted:
- * evaluating `data #> '{readings,x}'` twice costs less than giving up the parallel plan (and a number there
+ * evaluating `data -> 'readings' -> 'x'` twice costs less than giving up the parallel plan (and a number there
  * is read in one walk: `toNumber`/`toFloat` use JSON_VALUE on `SqlExpr.objectPath`).
  */
 interface ArgumentHoist {

@@ -1,5 +1,5 @@
 import { invalidArgument } from '../../errors.ts';
-import { jsonbExpr, type SqlExpr, textArrayLiteral } from './mql-sql.ts';
+import { jsonbExpr, quoteText, type SqlExpr, textArrayLiteral } from './mql-sql.ts';
 
 /** What an expression can see: the current document's fields and the document itself. */
 export interface ExpressionScope {
@@ -28,10 +28,17 @@ export function descend(base: SqlExpr, steps: readonly string[]): SqlExpr {
   if (steps.length === 0) return base;
   if (base.type !== 'jsonb') return jsonbExpr('NULL::jsonb');
   const path = textArrayLiteral(steps);
-  // Through objects only, `#>` is the answer and costs nothing; arrays on the way need the mapping walk.
+  // Through objects only, `->` (or `#>`) is the answer and costs little; arrays on the way need the mapping
+  // walk. A short path is a chain of `->`, cheaper than `#>`, which unpacks its text[] on every row; a long
+  // one stays `#>` so the planner still inlines the one-line helpers around it (each `->` adds to the cost
+  // it compares with a limit before inlining an argument used twice).
   if (steps.some((step) => /^\d+$/.test(step))) return jsonbExpr(`mql_path(${base.sql}, ${path})`);
+  const direct =
+    steps.length <= 4
+      ? `(${base.sql})${steps.map((step) => ` -> ${quoteText(step)}`).join('')}`
+      : `${base.sql} #> ${path}`;
   return {
-    ...jsonbExpr(`COALESCE(${base.sql} #> ${path}, mql_path(${base.sql}, ${path}))`),
+    ...jsonbExpr(`COALESCE(${direct}, mql_path(${base.sql}, ${path}))`),
     cheap: true,
     objectPath: { base: base.sql, steps },
   };

@@ -12,7 +12,7 @@ export interface SqlExpr {
   type: SqlType;
   /** For typed values: SQL NULL means the field is missing (true) or null (false). jsonb: always missing. */
   nullIsMissing: boolean;
-  /** A field path through objects (`doc #> '{a,b}'`): cheap enough to evaluate more than once per row. */
+  /** A field path through objects (`doc -> 'a' -> 'b'`): cheap enough to evaluate more than once per row. */
   cheap?: boolean;
   /**
    * Set with `cheap`: the same value as `base`'s object path `steps`. A number there is read with one
@@ -78,8 +78,8 @@ export function asJsonb(expr: SqlExpr): SqlExpr {
 /**
  * The number at an object path, NULL for anything else, walking the document once: in strict mode a
  * missing key or an array on the way is an error, and unary `+` is an error for every non-number (strings
- * are not converted), which JSON_VALUE answers with NULL. The same as `mql_num(COALESCE(v #> path, …))`:
- * when `#>` finds nothing, the array-mapping walk yields an array or nothing, never a number.
+ * are not converted), which JSON_VALUE answers with NULL. The same as `mql_num(COALESCE(v -> 'a' -> 'b', …))`:
+ * when `->` finds nothing, the array-mapping walk yields an array or nothing, never a number.
  */
 function jsonPathNumber(path: NonNullable<SqlExpr['objectPath']>, returning: string): string {
   const jsonPath = `strict +$${path.steps.map((step) => `.${JSON.stringify(step)}`).join('')}`;
