@@ -76,8 +76,8 @@ test('aggregation comparisons use BSON order across types; missing is less than 
 
 test('number accumulators read paths whose steps need quoting, below computed documents too', async () => {
   const key = 'q"\\ é x';
+  // Two documents have no humidity: their `odd` is missing, and so is every path below it.
   const rows = await runCompiled(db, [
-    { $match: { 'data.readings.humidity': { $exists: true } } },
     { $addFields: { odd: { [key]: { ü: '$data.readings.humidity' } } } },
     {
       $group: {
