@@ -23,7 +23,13 @@ export interface CloudProcess {
  * so the server gets its own event loop (and its own RSS) apart from the benchmark's load generator.
  */
 export async function startCloudProcess(
-  options: { profile?: boolean; experiments?: readonly string[]; exposeGc?: boolean } = {},
+  options: {
+    profile?: boolean;
+    experiments?: readonly string[];
+    exposeGc?: boolean;
+    /** Serve this database (a replica of a cloud already running) instead of a fresh embedded one. */
+    databaseUrl?: string;
+  } = {},
 ): Promise<CloudProcess> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'mcloud-bench-'));
   const profileDir = options.profile ? path.join(dataDir, 'profile') : undefined;
@@ -34,8 +40,13 @@ export async function startCloudProcess(
   const child: ChildProcess = fork(path.join(import.meta.dirname, 'cloud-server.ts'), [dataDir], {
     execArgv,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    env: { ...process.env, BENCH_SERVER_EXPERIMENTS: (options.experiments ?? []).join(',') },
+    env: {
+      ...process.env,
+      BENCH_SERVER_EXPERIMENTS: (options.experiments ?? []).join(','),
+      ...(options.databaseUrl ? { BENCH_DATABASE_URL: options.databaseUrl } : {}),
+    },
   });
+  // `bootstrap` is absent when the database was not empty (databaseUrl given).
   const ready = await new Promise<{ url: string; bootstrap: BootstrapFile; databaseUrl: string }>(
     (resolve, reject) => {
       child.once('message', (message) => resolve(message as never));

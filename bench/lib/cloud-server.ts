@@ -12,7 +12,12 @@ const dataDir = process.argv[2];
 if (!dataDir || !process.send) throw new Error('usage: spawned by bench/lib/cloud-process.ts');
 
 applyServerExperiments((process.env.BENCH_SERVER_EXPERIMENTS ?? '').split(',').filter(Boolean));
-const config = loadCloudConfig(['--port', '0', '--data-dir', dataDir], {});
+// BENCH_DATABASE_URL: serve another cloud's database (a second replica) instead of starting PostgreSQL.
+const externalDatabase = process.env.BENCH_DATABASE_URL;
+const config = loadCloudConfig(
+  ['--port', '0', '--data-dir', dataDir, ...(externalDatabase ? ['--database-url', externalDatabase] : [])],
+  {},
+);
 const cloud = await startCloud(config, {
   logger: { info() {}, error: (message, error) => console.error(`[cloud] ${message}`, error) },
 });
