@@ -7,7 +7,7 @@ import type { TriggerDeliveryInput } from '../../src/domain/triggers/trigger-del
 import { newMachine, ownerOf, type TestMachine } from '../machines/machine-fixtures.ts';
 import type { AuthedClients } from '../support/connect-clients.ts';
 import { startTestCloud, type TestCloud } from '../support/test-cloud.ts';
-import { fastDelivery, recordDelivery, waitForDeliveryStatus } from './delivery-fixtures.ts';
+import { deliveryInput, fastDelivery, recordDelivery, waitForDeliveryStatus } from './delivery-fixtures.ts';
 
 interface ReceivedMail {
   from: string;
@@ -91,20 +91,13 @@ after(async () => {
 });
 
 function input(overrides: Partial<TriggerDeliveryInput>): TriggerDeliveryInput {
-  return {
-    organizationId: t.bootstrap.organization_id,
-    locationId: t.bootstrap.location_id,
-    robotId: machine.robotId,
-    partId: machine.partId,
+  return deliveryInput(t, machine, {
     triggerName: 'mail-me',
     eventType: 'part_offline',
     notificationType: 'email',
     destination: 'ops@fleet.example',
-    signingSecret: undefined,
-    facts: { kind: 'part-status', at: '2026-11-21T03:00:00.000Z' },
-    occurredAt: new Date('2026-11-21T03:00:00.000Z'),
     ...overrides,
-  };
+  });
 }
 
 test('an email delivery: readable subject, text and HTML body with the facts, from the configured sender', async () => {

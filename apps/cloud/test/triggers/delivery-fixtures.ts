@@ -8,6 +8,7 @@ import {
   type TriggerDeliveryInput,
 } from '../../src/domain/triggers/trigger-delivery.ts';
 import { withTransaction } from '../../src/infra/postgres/database.ts';
+import type { TestMachine } from '../machines/machine-fixtures.ts';
 import type { TestCloud } from '../support/test-cloud.ts';
 
 /** One request as a receiver saw it. */
@@ -74,6 +75,28 @@ export function fastDelivery(config: CloudConfig): CloudConfig {
       retryBaseDelayMs: 20,
       retryMaxDelayMs: 100,
     },
+  };
+}
+
+/** A delivery of `machine`'s part for `recordDelivery`: a part_online webhook at `at` unless overridden. */
+export function deliveryInput(
+  t: TestCloud,
+  machine: TestMachine,
+  overrides: Partial<TriggerDeliveryInput> & Pick<TriggerDeliveryInput, 'destination'>,
+  at = new Date('2026-11-21T03:00:00.000Z'),
+): TriggerDeliveryInput {
+  return {
+    organizationId: t.bootstrap.organization_id,
+    locationId: t.bootstrap.location_id,
+    robotId: machine.robotId,
+    partId: machine.partId,
+    triggerName: 'hook',
+    eventType: 'part_online',
+    notificationType: 'webhook',
+    signingSecret: undefined,
+    facts: { kind: 'part-status', at: at.toISOString() },
+    occurredAt: at,
+    ...overrides,
   };
 }
 

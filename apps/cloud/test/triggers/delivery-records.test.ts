@@ -17,6 +17,7 @@ import { type AuthedClients, createAuthedClients } from '../support/connect-clie
 import { createForeignOrganization, expectCode } from '../support/fleet-fixtures.ts';
 import { startTestCloud, type TestCloud } from '../support/test-cloud.ts';
 import {
+  deliveryInput,
   fastDelivery,
   type Receiver,
   recordDelivery,
@@ -54,20 +55,12 @@ after(async () => {
 });
 
 function input(overrides: Partial<TriggerDeliveryInput>): TriggerDeliveryInput {
-  return {
-    organizationId: t.bootstrap.organization_id,
-    locationId: t.bootstrap.location_id,
-    robotId: machine.robotId,
-    partId: machine.partId,
+  return deliveryInput(t, machine, {
     triggerName: 'listed-hook',
     eventType: 'part_offline',
-    notificationType: 'webhook',
     destination: `${receiver.url}/ok`,
-    signingSecret: undefined,
-    facts: { kind: 'part-status', at: '2026-11-21T03:00:00.000Z' },
-    occurredAt: new Date('2026-11-21T03:00:00.000Z'),
     ...overrides,
-  };
+  });
 }
 
 async function mcloud(args: string[]) {

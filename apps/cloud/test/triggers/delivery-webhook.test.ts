@@ -11,6 +11,7 @@ import type { AuthedClients } from '../support/connect-clients.ts';
 import { startTestCloud, type TestCloud } from '../support/test-cloud.ts';
 import {
   attemptsOf,
+  deliveryInput,
   fastDelivery,
   type Receiver,
   recordDelivery,
@@ -56,20 +57,7 @@ const dataFacts: TriggerEventFacts = {
 };
 
 function input(overrides: Partial<TriggerDeliveryInput>): TriggerDeliveryInput {
-  return {
-    organizationId: t.bootstrap.organization_id,
-    locationId: t.bootstrap.location_id,
-    robotId: machine.robotId,
-    partId: machine.partId,
-    triggerName: 'hook',
-    eventType: 'part_online',
-    notificationType: 'webhook',
-    destination: `${receiver.url}/hook`,
-    signingSecret: undefined,
-    facts: { kind: 'part-status', at: new Date(nowMs).toISOString() },
-    occurredAt: new Date(nowMs),
-    ...overrides,
-  };
+  return deliveryInput(t, machine, { destination: `${receiver.url}/hook`, ...overrides }, new Date(nowMs));
 }
 
 function requestsTo(path: string) {
