@@ -20,13 +20,10 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import { deserialize, serialize } from 'bson';
 import { aggregate } from 'mingo';
 import type pg from 'pg';
-import { from as copyFrom } from 'pg-copy-streams';
 import { startCloud } from '../apps/cloud/src/cloud-app.ts';
 import { loadCloudConfig } from '../apps/cloud/src/config/cloud-config.ts';
 import { findOrCreateCaptureSource } from '../apps/cloud/src/domain/data/ingest/capture-sources.ts';
@@ -38,6 +35,7 @@ import { compilePipeline, readingsSource } from '../apps/cloud/src/domain/data/m
 import { decodeStage } from '../apps/cloud/src/domain/data/mql/mql-values.ts';
 import { runOrganizationQuery } from '../apps/cloud/src/domain/data/query-access/organization-query.ts';
 import { authenticate, benchClients, createMachine, openPool } from './lib/clients.ts';
+import { copyReadingLines } from './lib/load-readings.ts';
 import { fmtInt, machineInfo, median, round, writeResult } from './lib/report.ts';
 
 const { values: args } = parseArgs({
@@ -115,37 +113,15 @@ try {
     };
   };
   const syncedIso = new Date().toISOString();
-  function* copyChunks(): Generator<Buffer> {
-    let lines: string[] = [];
+  function* readingLines(): Generator<string> {
     for (let n = 0; n < totalReadings; n++) {
       const { at, source, data } = readingAt(n);
       const json = JSON.stringify(data);
       const iso = new Date(at).toISOString();
-      lines.push(
-        `${bootstrap?.organization_id}\t${source.id}\t${iso}\t${iso}\t${iso}\t${syncedIso}\t${json.length}\t${json}\n`,
-      );
-      if (lines.length === 5000) {
-        yield Buffer.from(lines.join(''));
-        lines = [];
-      }
+      yield `${bootstrap?.organization_id}\t${source.id}\t${iso}\t${iso}\t${iso}\t${syncedIso}\t${json.length}\t${json}\n`;
     }
-    if (lines.length) yield Buffer.from(lines.join(''));
   }
-  const client = await pool.connect();
-  try {
-    await pipeline(
-      Readable.from(copyChunks()),
-      client.query(
-        copyFrom(
-          'COPY readings (organization_id, source_id, captured_at, time_requested, time_received, synced_at, size_bytes, data) FROM STDIN',
-        ),
-      ),
-    );
-  } finally {
-    client.release();
-  }
-  await pool.query('VACUUM (ANALYZE) readings');
-  await pool.query('ANALYZE capture_sources');
+  await copyReadingLines(pool, readingLines());
   console.log(
     `loaded ${fmtInt(totalReadings)} readings in ${((performance.now() - loadBegan) / 1000).toFixed(1)}s`,
   );

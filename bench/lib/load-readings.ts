@@ -24,6 +24,39 @@ export interface LoadedReadings {
 }
 
 /**
+ * COPYs text-format `readings` rows (organization_id, source_id, captured_at, time_requested, time_received,
+ * synced_at, size_bytes, data; one line each, newline included) in 5,000-line chunks, then VACUUM ANALYZE.
+ */
+export async function copyReadingLines(pool: pg.Pool, lines: Iterable<string>): Promise<void> {
+  function* chunks(): Generator<Buffer> {
+    let chunk: string[] = [];
+    for (const line of lines) {
+      chunk.push(line);
+      if (chunk.length === 5000) {
+        yield Buffer.from(chunk.join(''));
+        chunk = [];
+      }
+    }
+    if (chunk.length) yield Buffer.from(chunk.join(''));
+  }
+  const client = await pool.connect();
+  try {
+    await pipeline(
+      Readable.from(chunks()),
+      client.query(
+        copyFrom(
+          'COPY readings (organization_id, source_id, captured_at, time_requested, time_received, synced_at, size_bytes, data) FROM STDIN',
+        ),
+      ),
+    );
+  } finally {
+    client.release();
+  }
+  await pool.query('VACUUM (ANALYZE) readings');
+  await pool.query('ANALYZE capture_sources');
+}
+
+/**
  * Loads `count` sensor readings of the bootstrap organization with COPY through the same tables the ingest
  * path writes (capture_sources rows made by the ingest code's findOrCreateCaptureSource, month partitions by
  * its ensureReadingPartitions): 2 machines × 4 sensors (`sensor-1`…`sensor-4`), 180 days, then VACUUM
@@ -65,8 +98,7 @@ export async function loadReadings(
   await ensureReadingPartitions(pool, months);
 
   const syncedIso = new Date().toISOString();
-  function* copyChunks(): Generator<Buffer> {
-    let lines: string[] = [];
+  function* readingLines(): Generator<string> {
     for (let n = 0; n < count; n++) {
       const at = Math.floor(startMs + n * stepMs);
       const phase = n / 1000;
@@ -82,31 +114,10 @@ export async function loadReadings(
       });
       const iso = new Date(at).toISOString();
       const received = new Date(at + 3).toISOString();
-      lines.push(
-        `${bootstrap.organization_id}\t${sourceIds[n % sourceIds.length]}\t${iso}\t${iso}\t${received}\t${syncedIso}\t${Buffer.byteLength(json)}\t${json}\n`,
-      );
-      if (lines.length === 5000) {
-        yield Buffer.from(lines.join(''));
-        lines = [];
-      }
+      yield `${bootstrap.organization_id}\t${sourceIds[n % sourceIds.length]}\t${iso}\t${iso}\t${received}\t${syncedIso}\t${Buffer.byteLength(json)}\t${json}\n`;
     }
-    if (lines.length) yield Buffer.from(lines.join(''));
   }
-  const client = await pool.connect();
-  try {
-    await pipeline(
-      Readable.from(copyChunks()),
-      client.query(
-        copyFrom(
-          'COPY readings (organization_id, source_id, captured_at, time_requested, time_received, synced_at, size_bytes, data) FROM STDIN',
-        ),
-      ),
-    );
-  } finally {
-    client.release();
-  }
-  await pool.query('VACUUM (ANALYZE) readings');
-  await pool.query('ANALYZE capture_sources');
+  await copyReadingLines(pool, readingLines());
   const loaded = (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM readings')).rows[0]?.n ?? 0;
   const partitions =
     (
