@@ -4,6 +4,7 @@ import type { CloudConfig } from '../../src/config/cloud-config.ts';
 import { createHotStorageExpiry } from '../../src/domain/data/hot-storage/hot-storage-expiry.ts';
 import { createPart, type SeedPart, seedReadings } from '../support/seed-data.ts';
 import { eventually, type SdkCloud, startSdkCloud } from './e2e-support.ts';
+import { hotStorageConfig } from './hot-storage-fixtures.ts';
 
 // The scheduled hot-storage expiry: the cloud's own timer (short interval, injected clock) removes the
 // readings whose capture method's recent_data_store.stored_hours window has passed, and they disappear
@@ -12,30 +13,6 @@ import { eventually, type SdkCloud, startSdkCloud } from './e2e-support.ts';
 const minute = 60_000;
 const hour = 60 * minute;
 const HOT = { type: 2 } as never;
-
-function captureConfig(windows: Record<string, number>) {
-  return {
-    components: Object.entries(windows).map(([name, storedHours]) => ({
-      name,
-      api: 'rdk:component:sensor',
-      model: 'fake',
-      service_configs: [
-        {
-          type: 'data_manager',
-          attributes: {
-            capture_methods: [
-              {
-                method: 'Readings',
-                capture_frequency_hz: 1,
-                recent_data_store: { stored_hours: storedHours },
-              },
-            ],
-          },
-        },
-      ],
-    })),
-  };
-}
 
 describe('hot storage expiry', () => {
   const start = Date.now();
@@ -55,7 +32,7 @@ describe('hot storage expiry', () => {
     );
     await cloud.deps.db.query('UPDATE robot_parts SET config = $2 WHERE id = $1', [
       part.partId,
-      JSON.stringify(captureConfig({ short: 1, long: 3 })),
+      JSON.stringify(hotStorageConfig({ short: 1, long: 3 })),
     ]);
     await seedReadings(cloud, part, { componentName: 'short' }, [
       { capturedAtMs: start - 50 * minute, data: { readings: { v: 'short-50m' } } },

@@ -10,6 +10,7 @@ import { decodeStage } from '../../src/domain/data/mql/mql-values.ts';
 import { createAuthedClients } from '../support/connect-clients.ts';
 import { createOrganization, createPart, type SeedPart, seedReadings } from '../support/seed-data.ts';
 import { eventually, type SdkCloud, startSdkCloud } from './e2e-support.ts';
+import { hotStorageConfig } from './hot-storage-fixtures.ts';
 import { asQueryRole, customPgIndexes, explainAs, indexScans } from './index-test-support.ts';
 
 // HOT_STORAGE (the capture method's recent_data_store.stored_hours window) and custom indexes, through the
@@ -18,32 +19,6 @@ import { asQueryRole, customPgIndexes, explainAs, indexScans } from './index-tes
 const hour = 3_600_000;
 const minute = 60_000;
 const HOT = { type: 2 } as never; // TabularDataSource{type: HOT_STORAGE}
-
-function hotConfig(component: string, storedHours: number) {
-  return {
-    components: [
-      {
-        name: component,
-        api: 'rdk:component:sensor',
-        model: 'fake',
-        service_configs: [
-          {
-            type: 'data_manager',
-            attributes: {
-              capture_methods: [
-                {
-                  method: 'Readings',
-                  capture_frequency_hz: 1,
-                  recent_data_store: { stored_hours: storedHours },
-                },
-              ],
-            },
-          },
-        ],
-      },
-    ],
-  };
-}
 
 async function setConfig(sdk: SdkCloud, part: SeedPart, config: unknown): Promise<void> {
   await sdk.testCloud.cloud.deps.db.query('UPDATE robot_parts SET config = $2 WHERE id = $1', [
@@ -67,7 +42,7 @@ describe('hot storage and custom indexes', () => {
       { organizationId: sdk.organizationId, locationId: sdk.locationId },
       { robotName: 'rover' },
     );
-    await setConfig(sdk, part, hotConfig('thermo', 1));
+    await setConfig(sdk, part, hotStorageConfig({ thermo: 1 }));
     await seedReadings(cloud, part, { componentName: 'thermo' }, [
       { capturedAtMs: now - 3 * hour, data: { readings: { temperature: 1 } } },
       { capturedAtMs: now - 30 * minute, data: { readings: { temperature: 20 } } },
@@ -83,7 +58,7 @@ describe('hot storage and custom indexes', () => {
       { organizationId: foreignOrg, locationId: foreign.locationId },
       { robotName: 'spy' },
     );
-    await setConfig(sdk, foreignPart, hotConfig('thermo', 24));
+    await setConfig(sdk, foreignPart, hotStorageConfig({ thermo: 24 }));
     await seedReadings(cloud, foreignPart, { componentName: 'thermo' }, [
       { capturedAtMs: now - 5 * minute, data: { readings: { temperature: 22 } } },
     ]);
@@ -137,7 +112,7 @@ describe('hot storage and custom indexes', () => {
   });
 
   test('a config change applies to the next write; expired rows are invisible and reclaimed in batches', async () => {
-    await setConfig(sdk, part, hotConfig('cold', 2));
+    await setConfig(sdk, part, hotStorageConfig({ cold: 2 }));
     await seedReadings(sdk.testCloud.cloud, part, { componentName: 'cold' }, [
       { capturedAtMs: now - minute, data: { readings: { temperature: -5 } } },
     ]);
@@ -375,7 +350,7 @@ describe('hot storage and custom indexes', () => {
       { capturedAtMs: now - minute, data: { readings: { uid: ['a'] } } },
       { capturedAtMs: now - minute, data: { readings: { uid: ['a'] } } },
     ]);
-    await setConfig(sdk, foreignPart, hotConfig('cold', 24));
+    await setConfig(sdk, foreignPart, hotStorageConfig({ cold: 24 }));
     await seedReadings(sdk.testCloud.cloud, foreignPart, { componentName: 'cold' }, [
       { capturedAtMs: now - minute, data: { readings: { uid: 'a' } } },
     ]);
