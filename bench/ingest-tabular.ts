@@ -36,6 +36,7 @@ import {
   RawGrpcConnection,
 } from './lib/clients.ts';
 import { findProfile, processTreeCpu, removeDataDir, startCloudProcess } from './lib/cloud-process.ts';
+import { sensorPayload } from './lib/load-readings.ts';
 import { printProfile, summarizeProfile } from './lib/profile-summary.ts';
 import { fmtInt, machineInfo, median, round, writeResult } from './lib/report.ts';
 
@@ -80,21 +81,7 @@ interface Reading {
 function nextReading(): Reading {
   const n = sequence++;
   const requestedMs = startMs + n; // one reading per millisecond, all in the recent past
-  const phase = n / 1000;
-  return {
-    requestedMs,
-    receivedMs: requestedMs + 3,
-    data: {
-      readings: {
-        temperature: round(21 + 4 * Math.sin(phase), 3),
-        humidity: round(45 + 10 * Math.cos(phase / 3), 3),
-        pressure: round(1013.25 + Math.sin(phase / 7), 3),
-        co2_ppm: 400 + (n % 97),
-        battery_v: round(12.6 - (n % 1000) / 10_000, 4),
-        status: n % 500 === 0 ? 'warn' : 'ok',
-      },
-    },
-  };
+  return { requestedMs, receivedMs: requestedMs + 3, data: sensorPayload(n) };
 }
 
 interface RoundPlan {

@@ -23,6 +23,21 @@ export interface LoadedReadings {
   endMs: number;
 }
 
+/** The payload of bench reading n: six slowly varying sensor fields. */
+export function sensorPayload(n: number) {
+  const phase = n / 1000;
+  return {
+    readings: {
+      temperature: round(21 + 4 * Math.sin(phase), 3),
+      humidity: round(45 + 10 * Math.cos(phase / 3), 3),
+      pressure: round(1013.25 + Math.sin(phase / 7), 3),
+      co2_ppm: 400 + (n % 97),
+      battery_v: round(12.6 - (n % 1000) / 10_000, 4),
+      status: n % 500 === 0 ? 'warn' : 'ok',
+    },
+  };
+}
+
 /**
  * COPYs text-format `readings` rows (organization_id, source_id, captured_at, time_requested, time_received,
  * synced_at, size_bytes, data; one line each, newline included) in 5,000-line chunks, then VACUUM ANALYZE.
@@ -101,17 +116,7 @@ export async function loadReadings(
   function* readingLines(): Generator<string> {
     for (let n = 0; n < count; n++) {
       const at = Math.floor(startMs + n * stepMs);
-      const phase = n / 1000;
-      const json = JSON.stringify({
-        readings: {
-          temperature: round(21 + 4 * Math.sin(phase), 3),
-          humidity: round(45 + 10 * Math.cos(phase / 3), 3),
-          pressure: round(1013.25 + Math.sin(phase / 7), 3),
-          co2_ppm: 400 + (n % 97),
-          battery_v: round(12.6 - (n % 1000) / 10_000, 4),
-          status: n % 500 === 0 ? 'warn' : 'ok',
-        },
-      });
+      const json = JSON.stringify(sensorPayload(n));
       const iso = new Date(at).toISOString();
       const received = new Date(at + 3).toISOString();
       yield `${bootstrap.organization_id}\t${sourceIds[n % sourceIds.length]}\t${iso}\t${iso}\t${received}\t${syncedIso}\t${Buffer.byteLength(json)}\t${json}\n`;
