@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { timestampFromMs } from '@bufbuild/protobuf/wkt';
 import { Code as ConnectCode } from '@connectrpc/connect';
+import { appPb } from '@mcloud/protocol';
 import { Code, createSdkClient, expectRpcError } from '@mcloud/sdk-testkit';
 import type { ViamClient } from '@viamrobotics/sdk';
 import type { Clock } from '../../src/domain/shared/clock.ts';
@@ -279,3 +280,24 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs = 5_000): Promis
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+test('logs cannot be deleted by users: no RPC deletes them, and deleting the machine keeps them until retention', async () => {
+  const logMethods = appPb.AppService.methods
+    .filter((method) => /Logs?$|Logs?[A-Z]/.test(method.name))
+    .map((m) => m.name);
+  assert.deepEqual(logMethods.sort(), ['GetRobotPartLogs', 'TailRobotPartLogs']);
+  const doomed = await newMachine(owner, t.bootstrap.location_id, 'doomed-bot');
+  const clients = await machineClients(t.url, doomed);
+  await clients.robot.log({
+    id: doomed.partId,
+    logs: [{ level: 'error', message: 'last words', time: timestampFromMs(nowMs) }],
+  });
+  await owner.app.deleteRobot({ id: doomed.robotId });
+  const kept = await t.cloud.deps.db.query<{ message: string }>(
+    'SELECT message FROM part_logs WHERE part_id = $1',
+    [doomed.partId],
+  );
+  assert.deepEqual(kept.rows, [{ message: 'last words' }]);
+  // The deleted machine's logs are no longer readable through the API.
+  await expectCode(owner.app.getRobotPartLogs({ id: doomed.partId }), ConnectCode.NotFound);
+});

@@ -57,6 +57,10 @@ test('Config converts the stored JSON into RobotConfig with cloud section, secre
     organizationId: orgId,
     name: 'elsewhere',
   });
+  const locationKey = await owner.app.createKey({
+    name: 'this-location',
+    authorizations: [role('location', 'operator', locationId, orgId)],
+  });
   const otherKey = await owner.app.createKey({
     name: 'other-location',
     authorizations: [role('location', 'owner', elsewhere?.id as string, orgId)],
@@ -155,13 +159,16 @@ test('Config converts the stored JSON into RobotConfig with cloud section, secre
     ).rows[0]?.r,
   );
 
-  // API keys authorized for the machine (organization owner from bootstrap, the robot key), not others.
+  // API keys authorized for the machine at organization (owner from bootstrap), location and machine
+  // level, not a key of another location.
   const handler = config.auth?.handlers.find((h) => h.type === robotPb.CredentialsType.API_KEY);
   assert.ok(handler?.config);
   const keys = handler.config.keys as string[];
   assert.ok(keys.includes(t.bootstrap.api_key_id));
   assert.ok(keys.includes(robotKey.id));
+  assert.ok(keys.includes(locationKey.id));
   assert.ok(!keys.includes(otherKey.id));
+  assert.equal(handler.config[locationKey.id], locationKey.key);
   assert.equal(handler.config[robotKey.id], robotKey.key);
   assert.equal(handler.config[t.bootstrap.api_key_id], t.bootstrap.api_key);
   // Rotation reaches the machine with the next Config.
