@@ -224,10 +224,20 @@ function compileUnwind(stage: MqlStage, input: PipelineState, builder: PipelineB
   const root = scope.field(head as string);
   const value = toJsonb(descend(root, rest));
   const alias = builder.nextAlias();
-  const elements = `SELECT e.v, e.i FROM jsonb_array_elements(CASE WHEN jsonb_typeof(${value}) = 'array' THEN ${value} WHEN ${value} IS NULL OR ${value} = 'null'::jsonb THEN '[]'::jsonb ELSE jsonb_build_array(${value}) END) WITH ORDINALITY AS e(v, i)`;
+  const array = `CASE WHEN jsonb_typeof(${value}) = 'array' THEN ${value} WHEN ${value} IS NULL OR ${value} = 'null'::jsonb THEN '[]'::jsonb ELSE jsonb_build_array(${value}) END`;
+  // Below the top level, each output document is the field with the array replaced by one element. The
+  // field with null in the array's place is built once per input document (the OFFSET 0 subquery, which the
+  // element scan depends on, runs once per input row) so that each element costs its own size plus the
+  // rest of the field — not the whole array again (quadratic in the array's length). Setting the path again
+  // gives the same value as setting it on the original field: `mql_set` only replaces the last step.
+  const elements =
+    rest.length === 0
+      ? `SELECT e.v, e.i FROM jsonb_array_elements(${array}) WITH ORDINALITY AS e(v, i)`
+      : `SELECT e.v, e.i, b.base FROM (SELECT mql_set(${toJsonb(root)}, ${textArrayLiteral(rest)}, 'null'::jsonb) AS base, ${array} AS elements OFFSET 0) AS b CROSS JOIN LATERAL jsonb_array_elements(b.elements) WITH ORDINALITY AS e(v, i)`;
+  const columns = rest.length === 0 ? '(v, i)' : '(v, i, base)';
   const join = preserve
-    ? `LEFT JOIN LATERAL (${elements}) AS ${alias}(v, i) ON true`
-    : `CROSS JOIN LATERAL (${elements}) AS ${alias}(v, i)`;
+    ? `LEFT JOIN LATERAL (${elements}) AS ${alias}${columns} ON true`
+    : `CROSS JOIN LATERAL (${elements}) AS ${alias}${columns}`;
   // With preserveNullAndEmptyArrays, a missing/null field stays as it was and an empty array disappears.
   const unwound = preserve
     ? `CASE WHEN ${alias}.i IS NOT NULL THEN ${alias}.v WHEN jsonb_typeof(${value}) = 'array' THEN NULL ELSE ${value} END`
@@ -237,7 +247,7 @@ function compileUnwind(stage: MqlStage, input: PipelineState, builder: PipelineB
     rest.length === 0
       ? jsonbExpr(unwound)
       : jsonbExpr(
-          `CASE WHEN ${alias}.i IS NOT NULL THEN mql_set(${toJsonb(root)}, ${textArrayLiteral(rest)}, ${alias}.v) WHEN jsonb_typeof(${value}) = 'array' THEN mql_prune(${toJsonb(root)}, ${jsonbLiteral(pruneTree(rest))}, false) ELSE ${toJsonb(root)} END`,
+          `CASE WHEN ${alias}.i IS NOT NULL THEN mql_set(${alias}.base, ${textArrayLiteral(rest)}, ${alias}.v) WHEN jsonb_typeof(${value}) = 'array' THEN mql_prune(${toJsonb(root)}, ${jsonbLiteral(pruneTree(rest))}, false) ELSE ${toJsonb(root)} END`,
         );
   const output = fields.filter((field) => field.name !== head);
   const position = fields.findIndex((field) => field.name === head);
