@@ -12,6 +12,7 @@ import type { Clock } from './clock.ts';
 import type { CloudConnection } from './cloud/cloud-connection.ts';
 import type { ConfigDiff } from './config/config-diff.ts';
 import type { MachineConfig, ModuleConfig } from './config/machine-config.ts';
+import type { DiagnosticsTuning } from './diagnostics/diagnostics-tuning.ts';
 import type { Logger } from './logging/logger.ts';
 import type { ModelRegistry } from './resources/model-registry.ts';
 import type { Resource } from './resources/resource.ts';
@@ -31,6 +32,8 @@ export interface MachineServerOptions {
   readonly revealSensitiveConfigDiffs: boolean;
   readonly outputTelemetry: boolean;
   readonly ftdc: boolean;
+  /** FTDC and -output-telemetry intervals and limits (default: the spec's; env `MCLOUD_FTDC_*`). */
+  readonly diagnostics?: DiagnosticsTuning;
   readonly cpuProfile?: string;
   readonly sharedDir?: string;
   /** `$VIAM_HOME` (default `~/.viam`): cache, module data, capture dir, diagnostics. */

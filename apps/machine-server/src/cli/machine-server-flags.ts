@@ -5,6 +5,8 @@
  */
 import { homedir } from 'node:os';
 import path from 'node:path';
+import { diagnosticsTuningFromEnv } from '../diagnostics/diagnostics-tuning.ts';
+import { errorMessage } from '../errors.ts';
 import type { MachineServerOptions } from '../machine-host.ts';
 
 interface FlagSpec {
@@ -45,7 +47,7 @@ export const flagSpecs: readonly FlagSpec[] = [
     name: 'ftdc',
     kind: 'bool',
     defaultValue: true,
-    help: 'Full-time diagnostic data capture to rotating files under $VIAM_HOME/diagnostics.data (default true; -ftdc=false disables)',
+    help: 'Full-time diagnostic data capture to rotating files under $VIAM_HOME/diagnostics.data, uploaded to the cloud when cloud managed (default true; -ftdc=false disables)',
   },
   {
     name: 'log-file',
@@ -56,7 +58,7 @@ export const flagSpecs: readonly FlagSpec[] = [
   {
     name: 'network-check',
     kind: 'bool',
-    help: 'Run only the network checks (DNS, cloud reachability), log the results and exit',
+    help: 'Run only the network checks (DNS, STUN over UDP and TCP, cloud reachability), log the results and exit. Without it they run once in the background at start-up',
   },
   {
     name: 'no-tls',
@@ -66,7 +68,7 @@ export const flagSpecs: readonly FlagSpec[] = [
   {
     name: 'output-telemetry',
     kind: 'bool',
-    help: 'Print process and resource metrics to stdout every 10 seconds',
+    help: 'Print process and resource metrics to stdout every 10 seconds (one JSON line each)',
   },
   {
     name: 'reveal-sensitive-config-diffs',
@@ -172,6 +174,12 @@ export function parseMachineServerFlags(
   const viamHome =
     env.VIAM_HOME && env.VIAM_HOME !== '' ? env.VIAM_HOME : path.join(env.HOME ?? homedir(), '.viam');
   const logFile = str('log-file') ?? undefined;
+  let diagnostics: MachineServerOptions['diagnostics'];
+  try {
+    diagnostics = diagnosticsTuningFromEnv(env);
+  } catch (error) {
+    return { kind: 'error', message: errorMessage(error), text: helpText() };
+  }
   const options: Omit<MachineServerOptions, 'configPath'> = {
     debug: bool('debug'),
     disableMdns: bool('disable-mdns'),
@@ -183,6 +191,7 @@ export function parseMachineServerFlags(
     revealSensitiveConfigDiffs: bool('reveal-sensitive-config-diffs'),
     outputTelemetry: bool('output-telemetry'),
     ftdc: bool('ftdc'),
+    diagnostics,
     viamHome,
     env: { ...env, VIAM_HOME: viamHome },
     ...(logFile ? { logFile } : {}),

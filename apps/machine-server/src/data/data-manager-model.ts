@@ -78,7 +78,8 @@ function captureSnapshot(config: MachineConfig): string {
   return JSON.stringify(entries.sort());
 }
 
-function uploadTargetOf(host: MachineHost): () => UploadTarget | undefined {
+/** The DataSyncService client on the machine's cloud connection (also used by FTDC uploads). */
+export function uploadTargetOf(host: Pick<MachineHost, 'cloud'>): () => UploadTarget | undefined {
   const cloud = host.cloud;
   if (!cloud) return () => undefined;
   const target: UploadTarget = {

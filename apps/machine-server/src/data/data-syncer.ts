@@ -35,6 +35,8 @@ export interface DataSyncerOptions {
   readonly target: () => UploadTarget | undefined;
   /** Completes the collectors' open files before each walk. */
   readonly beforeWalk: () => Promise<void>;
+  /** Which found files to upload (default all); FTDC uploads only its completed `.ftdc` files. */
+  readonly accept?: (candidate: SyncCandidate) => boolean;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly backoff?: BackoffPolicy;
@@ -195,7 +197,7 @@ export function createDataSyncer(options: DataSyncerOptions): DataSyncer {
         signal,
       })
     ).filter((candidate) => {
-      if (inFlight.has(candidate.path)) return false;
+      if (inFlight.has(candidate.path) || options.accept?.(candidate) === false) return false;
       return manual || (retries.get(candidate.path)?.notBeforeMs ?? 0) <= now;
     });
     const result = { uploaded: 0, failedTerminally: 0, retryLater: 0 };

@@ -4,9 +4,10 @@
  * per schema field (packed after the marker bit, padded to whole bytes), a big-endian int64 Unix time
  * (seconds) and big-endian float32 values only for fields whose bit is set (the first document after
  * a schema diffs against zeros). Each new file starts with a schema document; files roll over at
- * `maxFileBytes` (10 MB) and only the newest `maxFiles` (20) are kept.
+ * `maxFileBytes` (10 MB; never twice within one second, since the name has second resolution) and only
+ * the newest `maxFiles` (20) are kept. Directory mode 0755, file mode 0644 (whatever the umask).
  */
-import { appendFile, mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { appendFile, chmod, mkdir, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 
 export interface FtdcWriterOptions {
@@ -17,7 +18,17 @@ export interface FtdcWriterOptions {
 
 export interface FtdcWriter {
   write(at: Date, metrics: Record<string, number>): Promise<void>;
+  /** The file being appended to (not complete: the uploader leaves it alone). */
   currentFile(): string | undefined;
+}
+
+/** `machine-server-YYYY-MM-DDTHH-MM-SSZ.ftdc` (UTC). */
+export function ftdcFileName(at: Date): string {
+  const stamp = at
+    .toISOString()
+    .replace(/\.\d+Z$/, 'Z')
+    .replace(/:/g, '-');
+  return `machine-server-${stamp}.ftdc`;
 }
 
 export function createFtdcWriter(options: FtdcWriterOptions): FtdcWriter {
@@ -29,13 +40,14 @@ export function createFtdcWriter(options: FtdcWriterOptions): FtdcWriter {
   let previous: number[] = [];
 
   const openNew = async (at: Date) => {
-    await mkdir(options.directory, { recursive: true, mode: 0o755 });
-    const stamp = at
-      .toISOString()
-      .replace(/\.\d+Z$/, 'Z')
-      .replace(/:/g, '-');
-    file = path.join(options.directory, `machine-server-${stamp}.ftdc`);
+    const created = await mkdir(options.directory, { recursive: true, mode: 0o755 });
+    if (created !== undefined) await chmod(options.directory, 0o755);
+    file = path.join(options.directory, ftdcFileName(at));
     size = (await stat(file).catch(() => undefined))?.size ?? 0;
+    if (size === 0) {
+      await appendFile(file, '', { mode: 0o644 });
+      await chmod(file, 0o644);
+    }
     schema = [];
     const files = (await readdir(options.directory)).filter((name) => name.endsWith('.ftdc')).sort();
     for (const old of files.slice(0, Math.max(0, files.length - maxFiles))) {
@@ -46,7 +58,8 @@ export function createFtdcWriter(options: FtdcWriterOptions): FtdcWriter {
   return {
     currentFile: () => file,
     async write(at, metrics) {
-      if (!file || size >= maxFileBytes) await openNew(at);
+      if (!file || (size >= maxFileBytes && path.join(options.directory, ftdcFileName(at)) !== file))
+        await openNew(at);
       const names = Object.keys(metrics).sort();
       const chunks: Buffer[] = [];
       if (names.join('\n') !== schema.join('\n')) {

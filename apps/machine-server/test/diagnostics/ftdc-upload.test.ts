@@ -1,0 +1,98 @@
+/**
+ * FTDC end to end (machine-runtime.md A6): a cloud-managed machine-server process WITHOUT a data manager
+ * samples its metrics into `$VIAM_HOME/diagnostics.data/<part id>/machine-server-<UTC time>.ftdc`,
+ * rolls files over at a (tiny, injected) size, and uploads every completed file to a real cloud with
+ * DataSync FileUpload; each file is deleted locally once the cloud stored it, the one being written
+ * stays. The stored bytes decode as FTDC with the process metrics.
+ */
+import assert from 'node:assert/strict';
+import { readdir, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { startTestCloud, type TestCloud } from '@mcloud/cloud/testing';
+import { binaryItems } from '../data/cloud-fixtures.ts';
+import { waitFor } from '../data/data-fixtures.ts';
+import {
+  type CloudPart,
+  createCloudPart,
+  credentialsFile,
+  setPartConfig,
+} from '../support/cloud-machine-fixtures.ts';
+import { type MachineProcess, startMachineProcess } from '../support/machine-process.ts';
+import { decodeFtdc } from './ftdc-decode.ts';
+
+const namePattern = /^machine-server-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ\.ftdc$/;
+
+let t: TestCloud;
+let part: CloudPart;
+let machine: MachineProcess | undefined;
+
+before(async () => {
+  t = await startTestCloud();
+  part = await createCloudPart(t, 'ftdc-machine');
+  await setPartConfig(part, {
+    components: [{ name: 'thermo', api: 'rdk:component:sensor', model: 'fake' }],
+  });
+});
+after(async () => {
+  await machine?.stop();
+  await machine?.cleanup();
+  await t?.stop();
+});
+
+test('completed FTDC files reach the cloud through FileUpload and are removed locally', async () => {
+  machine = await startMachineProcess({
+    config: credentialsFile(t.url, part),
+    args: ['-ftdc', '-disable-mdns'],
+    env: {
+      MCLOUD_FTDC_INTERVAL_MS: '50',
+      MCLOUD_FTDC_MAX_FILE_BYTES: '1500',
+      MCLOUD_FTDC_UPLOAD_INTERVAL_MS: '200',
+    },
+  });
+  await machine.waitForLine(/initial configuration applied/, 30_000);
+  const directory = path.join(machine.viamHome, 'diagnostics.data', part.partId);
+
+  const ftdcItems = async () =>
+    (await binaryItems(part.owner, part.partId, '')).filter((item) => item.fileName.endsWith('.ftdc'));
+  const stored = await waitFor(
+    async () => {
+      const items = await ftdcItems();
+      return items.length >= 3 ? items : undefined;
+    },
+    20_000,
+    'three uploaded FTDC files',
+  );
+  const storedNames = stored.map((item) => path.basename(item.fileName));
+  for (const item of stored) {
+    assert.match(path.basename(item.fileName), namePattern);
+    assert.equal(path.dirname(item.fileName), directory, 'file_name is the absolute path on the machine');
+    assert.equal(item.fileExt, '.ftdc');
+    const samples = decodeFtdc(item.binary);
+    assert.ok(samples.length >= 2, `${item.fileName} holds ${samples.length} samples`);
+    const last = samples.at(-1);
+    assert.ok((last?.metrics['process.rss_bytes'] ?? 0) > 10_000_000, 'rss is sampled');
+    assert.equal(last?.metrics['resources.ready'], 1, 'the one sensor is ready');
+    // Roll-over: a file is closed once it reached the size (plus at most one second of samples).
+    assert.ok(item.binary.length >= 1500, `${item.fileName} has ${item.binary.length} bytes`);
+  }
+  assert.equal(new Set(storedNames).size, storedNames.length, 'each file is stored once');
+
+  // Deleted after acknowledgement: no uploaded file is left; what stays is newer than all of them.
+  const local = await waitFor(
+    async () => {
+      const names = (await readdir(directory)).filter((name) => name.endsWith('.ftdc'));
+      return names.every((name) => !storedNames.includes(name)) ? names : undefined;
+    },
+    10_000,
+    'uploaded files to be removed locally',
+  );
+  assert.ok(local.length >= 1 && local.length <= 2, `left locally: ${local.join(', ')}`);
+  const newestStored = [...storedNames].sort().at(-1) as string;
+  for (const name of local) assert.ok(name > newestStored, `${name} is newer than ${newestStored}`);
+  assert.equal((await stat(directory)).mode & 0o777, 0o755);
+  assert.equal((await stat(path.join(directory, local[0] as string))).mode & 0o777, 0o644);
+
+  assert.equal(await machine.stop(), 0);
+  assert.ok(!machine.lines.some((line) => /FTDC write failed|upload failed/.test(line)));
+});
