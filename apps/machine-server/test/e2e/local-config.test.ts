@@ -111,6 +111,27 @@ describe('machine-server with a local config', () => {
     const rejected = await machine.waitForLine(/reconfiguration aborted/, 15_000, mark);
     assert.match(rejected, /components\[0\]\.attributes\.readings: must be an object/);
     assert.ok(!machine.lines.slice(mark).some((l) => /resource built|closing/.test(l)));
+
+    // A file that does not parse: rejected with the parser's position, nothing rebuilt or closed.
+    mark = machine.lines.length;
+    await writeFile(machine.configPath, '{"components": [ {"name": "s1", ');
+    const unparsable = await machine.waitForLine(/the config file is not valid JSON/, 15_000, mark);
+    assert.match(unparsable, /\tERROR\t.*JSON/);
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    assert.ok(!machine.lines.slice(mark).some((l) => /resource built|closing/.test(l)));
+    // Fixed: the next save applies again (only the resource that changed).
+    mark = machine.lines.length;
+    await writeFile(
+      machine.configPath,
+      JSON.stringify({
+        components: [...config.components, { name: 'new', type: 'sensor', model: 'fake' }],
+        network: { bind_address: '127.0.0.1:0' },
+      }),
+    );
+    await machine.waitForLine(/\tconfiguration applied/, 15_000, mark);
+    const built = machine.lines.slice(mark).filter((line) => /resource built/.test(line));
+    assert.equal(built.length, 1, built.join('\n'));
+    assert.match(built[0] ?? '', /sensor\/new/);
     assert.equal(await machine.stop(), 0);
   });
 
