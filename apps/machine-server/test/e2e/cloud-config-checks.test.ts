@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { JsonObject, JsonValue } from '@bufbuild/protobuf';
 import { startTestCloud, type TestCloud } from '@mcloud/cloud/testing';
 import { createSdkRobotClient } from '@mcloud/sdk-testkit';
 import { SensorClient } from '@viamrobotics/sdk';
@@ -30,7 +31,7 @@ after(async () => {
   await t?.stop();
 });
 
-const thermo = (readings: unknown) => ({
+const thermo = (readings: JsonValue): JsonObject => ({
   name: 'thermo',
   api: 'rdk:component:sensor',
   model: 'fake',
