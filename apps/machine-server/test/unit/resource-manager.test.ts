@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { systemClock } from '../../src/clock.ts';
 import { diffConfigs } from '../../src/config/config-diff.ts';
 import { type MachineConfig, parseMachineConfig } from '../../src/config/machine-config.ts';
-import { createSilentLogger } from '../../src/logging/logger.ts';
+import { createSilentLogger, type Logger } from '../../src/logging/logger.ts';
 import { createModelRegistry } from '../../src/resources/model-registry.ts';
 import { createResourceManager } from '../../src/resources/resource-manager.ts';
 import { builtinModel, componentApi, formatResourceName } from '../../src/resources/resource-name.ts';
@@ -149,5 +149,66 @@ describe('resource manager (A2.3–A2.5)', () => {
       ),
       'rdk:component:x/none',
     );
+  });
+});
+
+describe('close deadlines (A2.5)', () => {
+  it('a resource whose close hangs is abandoned at its deadline; the others (and its dependencies) still close', async () => {
+    const closed: string[] = [];
+    const warnings: string[] = [];
+    const registry = createModelRegistry();
+    registry.register({
+      api: componentApi('generic'),
+      model: builtinModel('test'),
+      source: 'builtin',
+      async build({ config }) {
+        return {
+          name: config.resourceName,
+          doCommand: async () => ({}),
+          // `stuck` ignores its deadline signal and never finishes.
+          close: () =>
+            config.name === 'stuck'
+              ? new Promise<void>(() => {})
+              : Promise.resolve().then(() => {
+                  closed.push(config.name);
+                }),
+        };
+      },
+    });
+    const logger: Logger = {
+      ...createSilentLogger(),
+      warn: (message, fields) => {
+        warnings.push(`${message} ${JSON.stringify(fields)}`);
+      },
+    };
+    const manager = createResourceManager({ registry, logger, clock: systemClock, closeTimeoutMs: 300 });
+    const next = parseMachineConfig(
+      {
+        components: [
+          g('base'),
+          g('stuck', { depends_on: ['base'] }),
+          g('top', { depends_on: ['stuck'] }),
+          g('alone'),
+        ],
+      },
+      { source: 'local' },
+    );
+    await manager.apply(
+      next.components,
+      diffConfigs(undefined, next).resources,
+      'r',
+      AbortSignal.timeout(5000),
+    );
+    await manager.completePass(AbortSignal.timeout(5000));
+    const started = performance.now();
+    const order = await manager.closeAll(AbortSignal.timeout(10_000));
+    const elapsedMs = performance.now() - started;
+    const names = order.map((key) => key.split('/')[1]);
+    assert.deepEqual(names.slice(0, 2), ['top', 'stuck']);
+    assert.deepEqual(names.slice(2).sort(), ['alone', 'base']);
+    assert.deepEqual(closed.sort(), ['alone', 'base', 'top']);
+    assert.ok(elapsedMs >= 280 && elapsedMs < 2000, `closeAll took ${Math.round(elapsedMs)} ms`);
+    assert.equal(warnings.length, 1, warnings.join('\n'));
+    assert.match(warnings[0] ?? '', /did not close within the deadline.*generic\/stuck.*"deadline_ms":300/);
   });
 });
