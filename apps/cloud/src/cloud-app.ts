@@ -11,6 +11,7 @@ import {
   createHotStorageExpiry,
   type HotStorageExpiry,
 } from './domain/data/hot-storage/hot-storage-expiry.ts';
+import { enqueueReadingRollups, registerReadingRollupJob } from './domain/data/rollups/reading-rollup-job.ts';
 import type { MachineEventObserver } from './domain/machines/machine-events.ts';
 import { createMachineRuntime } from './domain/machines/machine-runtime.ts';
 import { enqueuePipelineRun, registerPipelineRunHandler } from './domain/pipelines/pipeline-jobs.ts';
@@ -123,7 +124,11 @@ export async function startCloud(
       { maxConcurrentRuns: config.pipelines.maxConcurrentRuns, onError: (message) => logger.error(message) },
     );
     jobs.register(triggerDeliveryJob, triggerDelivery.handler);
+    registerReadingRollupJob(jobs, storage.db, {
+      onError: (error) => logger.error('reading rollups', error),
+    });
     await jobs.start();
+    await enqueueReadingRollups(storage.db);
     const pipelineScheduler = createPipelineSchedulerLoop({
       deps: {
         db: storage.db,

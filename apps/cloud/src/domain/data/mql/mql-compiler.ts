@@ -56,6 +56,14 @@ export interface MqlSource {
   restSql?: string;
   /** Extra condition on the source rows (defense in depth; isolation comes from the relation itself). */
   where?: string;
+  /**
+   * Pre-aggregates for a leading `$match`+`$group` (the reading rollups, rollups/rollup-union.ts): emits
+   * the prefix and returns the state after it, or undefined when the prefix is not one it answers.
+   */
+  rollupPrefix?: (
+    stages: readonly MqlStage[],
+    builder: PipelineBuilder,
+  ) => { state: PipelineState; consumed: number } | undefined;
 }
 
 export interface CompiledPipeline {
@@ -119,6 +127,24 @@ export function checkStages(stages: readonly MqlStage[]): void {
 export function compilePipeline(stages: readonly MqlStage[], source: MqlSource): CompiledPipeline {
   checkStages(stages);
   const builder = new PipelineBuilder();
+  const prefix =
+    (!source.where && source.rollupPrefix?.(stages, builder)) || compileSourceScan(stages, source, builder);
+  let state = prefix.state;
+  for (const stage of stages.slice(prefix.consumed)) {
+    state = (stageCompilers[stage.name] as StageCompiler)(stage, state, builder);
+  }
+  const order = stateOrder(state);
+  const orderBy = order.length ? ` ORDER BY ${orderBySql(order)}` : '';
+  const sql = `WITH ${builder.ctes.join(',\n')}\nSELECT ${documentSql(state, 'json')} AS doc FROM ${state.relation}${orderBy}`;
+  return { sql };
+}
+
+/** The source relation with the leading `$match` stages applied to its rows; `consumed`: those stages. */
+function compileSourceScan(
+  stages: readonly MqlStage[],
+  source: MqlSource,
+  builder: PipelineBuilder,
+): { state: PipelineState; consumed: number } {
   const fields = source.fields.map((field) => ({
     name: field.name,
     expr: {
@@ -144,18 +170,12 @@ export function compilePipeline(stages: readonly MqlStage[], source: MqlSource):
     }
   }
   const filters = conditions.filter((condition) => condition !== 'true').map((condition) => `(${condition})`);
-  let state = builder.emit(from, {
+  const state = builder.emit(from, {
     fields,
     rest: source.restSql ?? null,
     ...(filters.length ? { where: filters.join(' AND ') } : {}),
   });
-  for (const stage of stages.slice(first)) {
-    state = (stageCompilers[stage.name] as StageCompiler)(stage, state, builder);
-  }
-  const order = stateOrder(state);
-  const orderBy = order.length ? ` ORDER BY ${orderBySql(order)}` : '';
-  const sql = `WITH ${builder.ctes.join(',\n')}\nSELECT ${documentSql(state, 'json')} AS doc FROM ${state.relation}${orderBy}`;
-  return { sql };
+  return { state, consumed: first };
 }
 
 function matchScope(input: PipelineState, builder: PipelineBuilder, stage: MqlStage): MatchScope {

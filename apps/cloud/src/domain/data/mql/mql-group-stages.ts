@@ -33,13 +33,13 @@ function where(stage: MqlStage): string {
 }
 
 /** A key value as a non-NULL SQL value to group by (missing groups with null). */
-function groupKey(expr: SqlExpr): SqlExpr {
+export function groupKey(expr: SqlExpr): SqlExpr {
   if (expr.type === 'jsonb' || expr.nullIsMissing)
     return jsonbExpr(`COALESCE(${toJsonb(expr)}, 'null'::jsonb)`);
   return expr;
 }
 
-function isConstantKey(value: MqlValue): boolean {
+export function isConstantKey(value: MqlValue): boolean {
   if (value === null || typeof value === 'number' || typeof value === 'boolean') return true;
   return typeof value === 'string' && !value.startsWith('$');
 }
@@ -158,7 +158,7 @@ function compileAccumulator(
 }
 
 /** $min/$max: null and missing ignored; numbers natively, other types through a text key in BSON order. */
-function minMax(operator: '$min' | '$max', value: SqlExpr): SqlExpr {
+export function minMax(operator: '$min' | '$max', value: SqlExpr): SqlExpr {
   const fn = operator === '$min' ? 'min' : 'max';
   if (value.type === 'text' || value.type === 'oid')
     return typedExpr(`${fn}((${value.sql}) COLLATE "C")`, value.type);

@@ -13,6 +13,7 @@ import {
 import { selectSavedQueryByName } from '../saved-queries/saved-query-repository.ts';
 import { compilePipeline, type MqlSource, readingsSource } from './mql-compiler.ts';
 import { decodeStage, type MqlStage, mqlLimits } from './mql-values.ts';
+import { compileRollupPrefix } from './rollups/rollup-union.ts';
 
 /**
  * TabularDataByMQL (wire-protocol §2.3, §3.3): the saved query named by `query_prefix_name` (its stages
@@ -44,7 +45,8 @@ export interface MqlQueryInput {
 export function mqlSourceFor(dataSource: MqlDataSource, organizationId?: string): MqlSource {
   switch (dataSource.type) {
     case 'standard':
-      return readingsSource();
+      // A leading $match + $group reads the hourly rollups (migration 0023) where it can, exactly.
+      return { ...readingsSource(), rollupPrefix: compileRollupPrefix };
     case 'hot-storage':
       return hotStorageSource(organizationId);
     case 'pipeline-sink':

@@ -1,0 +1,273 @@
+import { compileExpression } from '../mql-expressions.ts';
+import { groupKey, isConstantKey, minMax } from '../mql-group-stages.ts';
+import { compileMatch } from '../mql-match.ts';
+import type { PipelineBuilder, PipelineState, StageOutput } from '../mql-pipeline-state.ts';
+import { stateScope } from '../mql-pipeline-state.ts';
+import { descend } from '../mql-scope.ts';
+import { jsonbExpr, quoteText, type SqlExpr, sqlAnd, toNumber, typedExpr } from '../mql-sql.ts';
+import { type MqlStage, stageLabel } from '../mql-values.ts';
+import { type RollupPlan, type RollupTimeBound, rollupPlanOf, rollupSourceFields } from './rollup-plan.ts';
+
+/**
+ * A rollup plan (rollup-plan.ts) → CTEs over the per-organization views of migration 0023, in the same
+ * statement as the rest of the pipeline (one snapshot):
+ *
+ *   ru_src     the caller's capture sources that pass the source-level `$match`
+ *   ru_dirty   marked buckets in the time range (their rollups may be stale)
+ *   ru_buckets materialized buckets in the range without a mark, with the rollup row of every path the
+ *              accumulators read, and `usable`: false where a `$min`/`$max` path meets a non-number (or an
+ *              array on the way) in the bucket, or the bucket keeps no path rows
+ *   ru_raw     the raw rows of the dirty and the unusable buckets (per bucket: readings_source_time)
+ *   ru_union   one row per usable bucket (weight = its row count, partial sums, numeric min/max) and one
+ *              per raw row (weight 1, its values), with the source-level fields
+ *
+ * and the `$group` itself over ru_union: counts add weights, sums add partial sums, `$avg` divides the sum
+ * by the count of numbers, `$min`/`$max` combine the partial values with the raw compiler's own BSON-order
+ * comparison. Every later stage compiles as usual on the group's output.
+ */
+
+const hourInterval = `interval '1 hour'`;
+const keyColumns = ['source_id', 'captured_hour', 'received_hour', 'requested_hour'];
+
+function keyEquals(a: string, b: string): string {
+  return keyColumns.map((column) => `${a}.${column} = ${b}.${column}`).join(' AND ');
+}
+
+function timestampLiteral(at: Date): string {
+  return `${quoteText(at.toISOString())}::timestamptz`;
+}
+
+/** Bucket-level bounds: whole hours, and a bounded time must exist (missing is the hour 'infinity'). */
+function bucketBounds(alias: string, bounds: readonly RollupTimeBound[]): string[] {
+  const conditions = bounds.map(
+    (bound) => `${alias}.${bound.field} ${bound.op} ${timestampLiteral(bound.at)}`,
+  );
+  for (const field of new Set(bounds.map((bound) => bound.field))) {
+    conditions.push(`${alias}.${field} < 'infinity'::timestamptz`);
+  }
+  return conditions;
+}
+
+const rowTimeColumns = { received_hour: 'time_received', requested_hour: 'time_requested' } as const;
+
+interface PathSlot {
+  steps: string[];
+  /** JSON array text of the steps: reading_rollup_paths.path. */
+  key: string;
+  numbers: boolean;
+  min: boolean;
+  max: boolean;
+  index: number;
+}
+
+function pathSlots(plan: RollupPlan): Map<string, PathSlot> {
+  const slots = new Map<string, PathSlot>();
+  for (const accumulator of plan.accumulators) {
+    if (!('steps' in accumulator)) continue;
+    const key = JSON.stringify(accumulator.steps);
+    let slot = slots.get(key);
+    if (!slot) {
+      slot = { steps: accumulator.steps, key, numbers: false, min: false, max: false, index: slots.size };
+      slots.set(key, slot);
+    }
+    if (accumulator.kind === 'sum' || accumulator.kind === 'avg') slot.numbers = true;
+    else slot[accumulator.kind] = true;
+  }
+  return slots;
+}
+
+/** Prefixes of the steps (including the whole path) as path keys. */
+function prefixKeys(steps: readonly string[]): string[] {
+  return steps.map((_, index) => JSON.stringify(steps.slice(0, index + 1)));
+}
+
+function sourcesCte(plan: RollupPlan, builder: PipelineBuilder, where: string): string {
+  const columns = rollupSourceFields.map((field, index) => `${field.sql} AS c${index}`);
+  const scope = {
+    where,
+    field(name: string): SqlExpr {
+      const field = rollupSourceFields.find((candidate) => candidate.name === name);
+      if (!field) return jsonbExpr('NULL::jsonb');
+      return field.type === 'jsonb' ? jsonbExpr(field.sql) : typedExpr(field.sql, 'text');
+    },
+    root: () =>
+      jsonbExpr(
+        `jsonb_build_object(${rollupSourceFields.map((field) => `${quoteText(field.name)}, ${field.sql}`).join(', ')})`,
+      ),
+    nextAlias: () => builder.nextAlias(),
+  };
+  const conditions = plan.sourceMatches
+    .map((spec) => compileMatch(spec, scope))
+    .filter((sql) => sql !== 'true');
+  return `SELECT s.source_id, ${columns.join(', ')} FROM sensordata.reading_sources s WHERE ${sqlAnd(conditions)}`;
+}
+
+function bucketsCte(plan: RollupPlan, slots: Map<string, PathSlot>): string {
+  const joins: string[] = [];
+  const columns: string[] = [];
+  for (const slot of slots.values()) {
+    const p = `p${slot.index}`;
+    joins.push(
+      `LEFT JOIN sensordata.reading_rollup_paths ${p} ON ${keyEquals(p, 'b')} AND ${p}.path = ${quoteText(slot.key)}`,
+    );
+    columns.push(
+      `COALESCE(${p}.number_count, 0) AS n${slot.index}`,
+      `${p}.number_sum AS s${slot.index}`,
+      `${p}.number_min AS lo${slot.index}`,
+      `${p}.number_max AS hi${slot.index}`,
+    );
+  }
+  // Buckets where a $min/$max path meets anything but numbers (or an array above it): read raw.
+  const unusable = [...slots.values()]
+    .filter((slot) => slot.min || slot.max)
+    .map((slot) => {
+      const prefixes = prefixKeys(slot.steps).map(quoteText).join(', ');
+      return `(x.path IN (${prefixes}) AND (x.array_count > 0 OR (x.path = ${quoteText(slot.key)} AND x.other_count > 0)))`;
+    });
+  let usable = slots.size ? 'b.paths_complete' : 'true';
+  if (unusable.length) {
+    joins.push(
+      `LEFT JOIN (SELECT DISTINCT x.source_id, x.captured_hour, x.received_hour, x.requested_hour
+                    FROM sensordata.reading_rollup_paths x
+                   WHERE ${sqlAnd([...bucketBounds('x', plan.bounds), `(${unusable.join(' OR ')})`])}) bad ON ${keyEquals('bad', 'b')}`,
+    );
+    usable += ' AND bad.source_id IS NULL';
+  }
+  const conditions = [
+    'b.source_id IN (SELECT source_id FROM ru_src)',
+    ...bucketBounds('b', plan.bounds),
+    `NOT EXISTS (SELECT 1 FROM ru_dirty d WHERE ${keyEquals('d', 'b')})`,
+  ];
+  return `SELECT ${keyColumns.map((column) => `b.${column}`).join(', ')}, b.row_count, (${usable}) AS usable${columns.length ? `, ${columns.join(', ')}` : ''}
+    FROM sensordata.reading_rollup_buckets b ${joins.join(' ')}
+   WHERE ${conditions.join(' AND ')}`;
+}
+
+function rawCte(plan: RollupPlan): string {
+  const keys = keyColumns.join(', ');
+  const rowBounds = plan.bounds.map(
+    (bound) => `r.${rowTimeColumns[bound.field]} ${bound.op} ${timestampLiteral(bound.at)}`,
+  );
+  const hourOf = (column: string) =>
+    `COALESCE(date_trunc('hour', r.${column}, 'UTC'), 'infinity'::timestamptz)`;
+  // OFFSET 0 keeps the LATERAL subquery a subquery, so the per-bucket conditions reach the security-barrier
+  // view as parameters: an index scan of readings_source_time per bucket.
+  return `SELECT k.source_id, r.data
+    FROM (SELECT ${keys} FROM ru_dirty UNION ALL SELECT ${keys} FROM ru_buckets WHERE NOT usable) k
+    CROSS JOIN LATERAL (
+      SELECT r.data FROM sensordata.reading_bucket_rows r
+       WHERE r.source_id = k.source_id AND r.captured_at >= k.captured_hour
+         AND r.captured_at < k.captured_hour + ${hourInterval}
+         AND ${hourOf('time_received')} = k.received_hour AND ${hourOf('time_requested')} = k.requested_hour
+         ${rowBounds.map((condition) => `AND ${condition}`).join(' ')}
+      OFFSET 0) r`;
+}
+
+function unionCte(slots: Map<string, PathSlot>): string {
+  const sourceColumns = rollupSourceFields.map((_, index) => `src.c${index}`).join(', ');
+  const rolled: string[] = ['b.row_count AS w'];
+  const raw: string[] = ['1::bigint'];
+  for (const slot of slots.values()) {
+    const i = slot.index;
+    const value = descend(jsonbExpr('r.data'), slot.steps);
+    if (slot.numbers) {
+      const number = toNumber(value);
+      rolled.push(`b.n${i} AS n${i}`, `b.s${i} AS s${i}`);
+      raw.push(`(${number} IS NOT NULL)::int::bigint`, number);
+    }
+    if (slot.min) {
+      rolled.push(`to_jsonb(b.lo${i}) AS lo${i}`);
+      raw.push(value.sql);
+    }
+    if (slot.max) {
+      rolled.push(`to_jsonb(b.hi${i}) AS hi${i}`);
+      raw.push(value.sql);
+    }
+  }
+  return `SELECT ${sourceColumns}, ${rolled.join(', ')} FROM ru_buckets b JOIN ru_src src ON src.source_id = b.source_id WHERE b.usable
+    UNION ALL
+    SELECT ${sourceColumns}, ${raw.join(', ')} FROM ru_raw r JOIN ru_src src ON src.source_id = r.source_id`;
+}
+
+function groupOutput(plan: RollupPlan, slots: Map<string, PathSlot>, union: PipelineState): StageOutput {
+  const scope = stateScope(union, stageLabel(plan.group));
+  const column = (name: string) => `${union.relation}.${name}`;
+  const accumulators = plan.accumulators.map((accumulator) => {
+    const slot =
+      'steps' in accumulator ? (slots.get(JSON.stringify(accumulator.steps)) as PathSlot) : undefined;
+    let expr: SqlExpr;
+    switch (accumulator.kind) {
+      case 'count':
+        expr = typedExpr(`sum(${column('w')})::bigint`, 'number');
+        break;
+      case 'sumConstant':
+        expr = typedExpr(`(sum(${column('w')}) * ${accumulator.constant}::numeric)`, 'number');
+        break;
+      case 'sum':
+        expr = typedExpr(`COALESCE(sum(${column(`s${slot?.index}`)}), 0)`, 'number');
+        break;
+      case 'avg':
+        expr = typedExpr(
+          `(sum(${column(`s${slot?.index}`)}) / NULLIF(sum(${column(`n${slot?.index}`)}), 0))::double precision`,
+          'number',
+        );
+        break;
+      case 'min':
+        expr = minMax('$min', jsonbExpr(column(`lo${slot?.index}`)));
+        break;
+      case 'max':
+        expr = minMax('$max', jsonbExpr(column(`hi${slot?.index}`)));
+        break;
+    }
+    return { name: accumulator.name, expr };
+  });
+  if (isConstantKey(plan.groupId)) {
+    const id = compileExpression(plan.groupId, scope);
+    return {
+      fields: [{ name: '_id', expr: id }, ...accumulators],
+      groupBy: [],
+      having: 'count(*) > 0',
+      order: 'none',
+    };
+  }
+  const key = groupKey(compileExpression(plan.groupId, scope));
+  return { fields: [{ name: '_id', expr: key }, ...accumulators], groupBy: [key.sql], order: 'none' };
+}
+
+/**
+ * When the pipeline starts with a prefix the rollups answer, emits it and returns the state after its
+ * `$group` and the number of stages consumed; otherwise undefined (and emits nothing).
+ */
+export function compileRollupPrefix(
+  stages: readonly MqlStage[],
+  builder: PipelineBuilder,
+): { state: PipelineState; consumed: number } | undefined {
+  const plan = rollupPlanOf(stages);
+  if (!plan) return undefined;
+  const where = stageLabel(plan.group);
+  const slots = pathSlots(plan);
+  const source = sourcesCte(plan, builder, where);
+  builder.ctes.push(
+    `ru_src AS (${source})`,
+    `ru_dirty AS (SELECT DISTINCT ${keyColumns.map((column) => `m.${column}`).join(', ')}
+       FROM sensordata.reading_rollup_marks m
+      WHERE ${['m.source_id IN (SELECT source_id FROM ru_src)', ...bucketBounds('m', plan.bounds)].join(' AND ')})`,
+    `ru_buckets AS MATERIALIZED (${bucketsCte(plan, slots)})`,
+    `ru_raw AS (${rawCte(plan)})`,
+    `ru_union AS (${unionCte(slots)})`,
+  );
+  const union: PipelineState = {
+    relation: 'ru_union',
+    fields: rollupSourceFields.map((field, index) => ({
+      name: field.name,
+      column: `c${index}`,
+      expr:
+        field.type === 'jsonb' ? jsonbExpr(`ru_union.c${index}`) : typedExpr(`ru_union.c${index}`, 'text'),
+    })),
+    rest: null,
+    order: [],
+  };
+  // The union's fields are only the source-level ones: a `$group` reading anything else has no plan.
+  const state = builder.emit(union, groupOutput(plan, slots, union));
+  return { state, consumed: plan.consumed };
+}
