@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { Code, type ConnectError, createClient } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
@@ -7,6 +8,7 @@ import { createSdkRobotClient, expectRpcError, structFromJson } from '@mcloud/sd
 import { CameraClient, GenericComponentClient, type RobotClient, SensorClient } from '@viamrobotics/sdk';
 import { type MachineProcess, startMachineProcess } from '../support/machine-process.ts';
 
+const exitsAtOnce = path.join(import.meta.dirname, '..', 'modules', 'fixtures', 'exits-at-once');
 const keyId = 'process-key';
 const key = 'process-key-secret-0123456789';
 
@@ -34,7 +36,14 @@ before(async () => {
         },
         { name: 'gen', api: 'rdk:component:generic', model: 'fake' },
         { name: 'ghost', api: 'rdk:component:sensor', model: 'acme:demo:nothing' },
+        // Bad input (issue 4): a dependency cycle, a duplicate name, a module that exits at once.
+        { name: 'loop-a', api: 'rdk:component:generic', model: 'fake', depends_on: ['loop-b'] },
+        { name: 'loop-b', api: 'rdk:component:generic', model: 'fake', depends_on: ['loop-a'] },
+        { name: 'twin', api: 'rdk:component:generic', model: 'fake' },
+        { name: 'twin', api: 'rdk:component:generic', model: 'fake' },
+        { name: 'orphan', api: 'rdk:component:sensor', model: 'acme:broken:thing' },
       ],
+      modules: [{ name: 'broken', executable_path: exitsAtOnce }],
     },
     args: ['-disable-mdns'],
   });
@@ -58,6 +67,48 @@ async function whenRunning(client: RobotClient): Promise<void> {
   }
   assert.fail('the machine did not reach RUNNING with its resources ready');
 }
+
+test('bad input marks only the affected resources unhealthy, with the reason in GetMachineStatus and the logs', async () => {
+  const client = await createSdkRobotClient({
+    host: url,
+    transport: 'grpc',
+    credentials: { type: 'api-key', authEntity: keyId, payload: key },
+    disableSessions: true,
+  });
+  try {
+    await whenRunning(client);
+    const status = (await client.getMachineStatus()).resources as {
+      name?: { name: string; subtype: string };
+      state: number;
+      error: string;
+    }[];
+    const errorOf = (name: string) => {
+      const found = status.filter((resource) => resource.name?.name === name);
+      assert.ok(found.length > 0 && found.every((r) => r.state === 5), `${name}: ${JSON.stringify(found)}`);
+      return found.map((r) => r.error).join(' | ');
+    };
+    assert.match(errorOf('ghost'), /unknown model acme:demo:nothing/);
+    assert.match(errorOf('loop-a'), /dependency cycle/);
+    assert.match(errorOf('loop-b'), /dependency cycle/);
+    assert.match(errorOf('twin'), /duplicate resource name rdk:component:generic\/twin/);
+    assert.match(errorOf('orphan'), /module broken exited too quickly after attempted startup/);
+    // Everything else is ready.
+    const ready = status.filter((r) => r.state === 3).map((r) => r.name?.name);
+    assert.deepEqual(ready.sort(), ['cam', 'gen', 'thermo']);
+    assert.deepEqual(await new SensorClient(client, 'thermo').getReadings(), { temp: 22.5 });
+  } finally {
+    await client.disconnect();
+  }
+  const logged = (pattern: RegExp) =>
+    assert.ok(
+      machine.lines.some((line) => pattern.test(line)),
+      `no log line matches ${pattern}\n${machine.lines.join('\n')}`,
+    );
+  logged(/\tWARN\t.*resource (build error|cannot be built).*sensor\/ghost.*unknown model acme:demo:nothing/);
+  logged(/\tWARN\t.*resource cannot be built.*generic\/loop-a.*dependency cycle/);
+  logged(/\tERROR\t.*Cannot add duplicate local resource.*generic\/twin/);
+  logged(/\tERROR\t.*broken.*exited too quickly after attempted startup/);
+});
 
 test('the machine-server process serves the machine API to the SDK, then shuts down on request', async () => {
   assert.match(url, /^http:\/\/localhost:\d+$/);

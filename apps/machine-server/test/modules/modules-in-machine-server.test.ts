@@ -3,13 +3,13 @@
  * file and real module processes): modular resources appear in the graph as proxies, implicit
  * dependencies from ValidateConfig order the build, a module that exits at once leaves only its
  * resources unhealthy with a reason, a crashed module comes back ~5 s later with its resources
- * rebuilt by the graph, and shutdown stops the module processes.
+ * rebuilt by the graph, and shutdown closes dependents first (a built-in resource on a modular one,
+ * the modular one, then its dependency) before stopping the module processes.
  */
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { createSilentLogger } from '../../src/logging/logger.ts';
 import type { MachineServerOptions } from '../../src/machine-host.ts';
 import {
   createDefaultLogging,
@@ -19,12 +19,19 @@ import {
 import { createModulesPart, type ModulesPart } from '../../src/modules/modules-part.ts';
 import { isSensor, type Sensor, sensorApi } from '../../src/resources/apis/sensor.ts';
 import { formatResourceName } from '../../src/resources/resource-name.ts';
-import { counterExecutable, fixtures, tempDir, waitFor } from './module-test-support.ts';
+import {
+  counterExecutable,
+  createCapturingLogger,
+  fixtures,
+  tempDir,
+  waitFor,
+} from './module-test-support.ts';
 
 let dir: Awaited<ReturnType<typeof tempDir>>;
 let server: RunningMachineServer;
 let modules: ModulesPart;
 let configPath: string;
+const logs = createCapturingLogger('rdk');
 const machineConfig: { modules: Record<string, unknown>[]; components: unknown[] } = {
   modules: [],
   components: [],
@@ -48,8 +55,8 @@ function options(configPath: string, viamHome: string): MachineServerOptions {
   } as MachineServerOptions;
 }
 
-const statusOf = (name: string) =>
-  server.host.status().resources.find((r) => formatResourceName(r.name) === `rdk:component:sensor/${name}`);
+const statusOf = (name: string, type = 'sensor') =>
+  server.host.status().resources.find((r) => formatResourceName(r.name) === `rdk:component:${type}/${name}`);
 
 before(async () => {
   dir = await tempDir('modules-machine-');
@@ -77,6 +84,8 @@ before(async () => {
             attributes: { readings: { celsius: 20 } },
           },
           { name: 'lonely', api: 'rdk:component:sensor', model: 'mcloud:broken:thing' },
+          // A built-in resource depending on the modular one: shutdown closes it first.
+          { name: 'top', api: 'rdk:component:generic', model: 'fake', depends_on: ['c1'] },
         ],
       }),
     ),
@@ -84,7 +93,7 @@ before(async () => {
   const opts = options(configPath, join(dir.path, 'viam-home'));
   modules = createModulesPart(opts);
   server = await startMachineServer(opts, {
-    logging: { ...createDefaultLogging(false), logger: createSilentLogger() },
+    logging: { ...createDefaultLogging(false), logger: logs },
     extensions: [modules.extension],
     moduleReconciler: modules.reconciler,
   });
@@ -198,12 +207,26 @@ test('a changed module config restarts the module and its resources are rebuilt'
   assert.equal(readings.count, 5);
 });
 
-test('shutdown stops the module processes', async () => {
+test('shutdown closes dependents first, modular resources included, then stops the module processes', async () => {
   const pid = modules
     .manager()
     ?.statuses()
     .find((s) => s.name === 'counter')?.pid;
   assert.ok(pid);
+  await waitFor('top ready', () => statusOf('top', 'generic')?.state === 'ready', 20_000);
+  const mark = logs.lines.length;
   await server.stop('test');
   assert.throws(() => process.kill(pid, 0), /ESRCH/);
+  const closed = logs.lines.slice(mark).find((line) => line.message === 'resources closed');
+  const order = (closed?.fields?.order ?? []) as string[];
+  const at = (key: string) => order.indexOf(key);
+  assert.ok(at('rdk:component:generic/top') >= 0, JSON.stringify(order));
+  assert.ok(at('rdk:component:generic/top') < at('rdk:component:sensor/c1'), JSON.stringify(order));
+  assert.ok(at('rdk:component:sensor/c1') < at('rdk:component:sensor/base'), JSON.stringify(order));
+  // c1's close reached the module (RemoveResource) before the process was stopped.
+  await waitFor(
+    'the module logged its close',
+    () => logs.lines.slice(mark).some((line) => /counter closed/.test(line.message)),
+    5000,
+  ).catch(() => assert.fail(logs.lines.map((l) => `${l.logger} ${l.message}`).join('\n')));
 });
