@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import fc from 'fast-check';
 import { createDatabase, type Database } from '../../src/infra/postgres/database.ts';
 import { migrate } from '../../src/infra/postgres/migrate.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
@@ -26,16 +27,18 @@ function reading(id: string, fields: Partial<TestDocument>): TestDocument {
   };
 }
 
+const documents = [
+  reading('r1', { tags: ['a', 'z'], data: { readings: { temperature: 10, humidity: 25 } } }),
+  reading('r2', { tags: ['m'], data: { readings: { temperature: 'hot' } } }),
+  reading('r3', { tags: [], data: { readings: { temperature: null, humidity: 50 } } }),
+  reading('r4', { tags: ['b', 'c'], data: {} }),
+];
+
 before(async () => {
   database = await createTestDatabase();
   db = createDatabase(database.url, 2);
   await migrate(db);
-  await loadDocuments(db, [
-    reading('r1', { tags: ['a', 'z'], data: { readings: { temperature: 10, humidity: 25 } } }),
-    reading('r2', { tags: ['m'], data: { readings: { temperature: 'hot' } } }),
-    reading('r3', { tags: [], data: { readings: { temperature: null, humidity: 50 } } }),
-    reading('r4', { tags: ['b', 'c'], data: {} }),
-  ]);
+  await loadDocuments(db, documents);
 });
 
 after(async () => {
@@ -166,4 +169,48 @@ test('$dateTrunc bins from 2000-01-01 and weeks start on Sunday unless told othe
     local: '2025-03-13 00:30',
     offset: '01:30',
   });
+});
+
+test('$min/$max compare whole values in BSON order: arrays above numbers and strings, element by element', async () => {
+  const levels: unknown[] = [[9, 1], [10], 3, 'x', [9], [-1, 5], { v: 1 }];
+  await loadDocuments(
+    db,
+    levels.map((level, i) => reading(`m${i}`, { component_name: 'minmax', data: { level } })),
+  );
+  try {
+    const [extremes] = await runCompiled(db, [
+      { $group: { _id: null, max: { $max: '$data.level' }, min: { $min: '$data.level' } } },
+    ]);
+    assert.deepEqual(extremes, { _id: null, max: [10], min: 3 });
+    const [arrays] = await runCompiled(db, [
+      { $match: { 'data.level': { $type: 'array' } } },
+      { $group: { _id: null, max: { $max: '$data.level' }, min: { $min: '$data.level' } } },
+    ]);
+    assert.deepEqual(arrays, { _id: null, max: [10], min: [-1, 5] });
+  } finally {
+    await loadDocuments(db, documents);
+  }
+});
+
+test('the order key of numbers inside arrays sorts like the numbers (property-based)', async () => {
+  const number = fc.oneof(
+    fc.double({ noNaN: true, noDefaultInfinity: true }),
+    fc.integer({ min: -1_000_000, max: 1_000_000 }),
+    fc.integer({ min: -100_000, max: 100_000 }).map((n) => n / 1000),
+  );
+  await fc.assert(
+    fc.asyncProperty(fc.array(number, { minLength: 2, maxLength: 30 }), async (values) => {
+      const result = await db.query<{ v: number }>(
+        `SELECT v::float8 AS v FROM unnest($1::numeric[]) AS v
+         ORDER BY sensordata.mql_order_key(to_jsonb(ARRAY[v])) COLLATE "C"`,
+        [values.map((value) => (Object.is(value, -0) ? '0' : String(value)))],
+      );
+      const sorted = [...values].map((value) => (Object.is(value, -0) ? 0 : value)).sort((a, b) => a - b);
+      assert.deepEqual(
+        result.rows.map((row) => row.v),
+        sorted,
+      );
+    }),
+    { numRuns: 100 },
+  );
 });

@@ -115,9 +115,16 @@ export function canonicalSet(documents: readonly unknown[]): string[] {
 }
 
 /**
- * The reference engine: mingo with every operator, except that the aggregation-expression comparisons
- * ($eq … $cmp) compare by BSON order across types like MongoDB does (mingo applies query-style type
- * bracketing there, so `{$lt: ['$missing', 0]}` would be false where MongoDB answers true).
+ * The reference engine: mingo with every operator, except where mingo departs from MongoDB's documented
+ * semantics:
+ * - the aggregation-expression comparisons ($eq … $cmp) compare by BSON order across types like MongoDB
+ *   does (mingo applies query-style type bracketing there, so `{$lt: ['$missing', 0]}` would be false where
+ *   MongoDB answers true);
+ * - the $min/$max accumulators compare whole values in BSON order (MongoDB: "if the expression resolves to
+ *   an array, $max does not traverse the array and compares the array as a whole"). mingo sorts the values
+ *   with its query comparator, which compares an array with a non-array by the array's elements (so [3, 4]
+ *   is below 3.5 and equal to 3): not a total order, and its answer then depends on the documents' order
+ *   (`$max` of 3 and [3] is whichever came last), which a GROUP BY cannot reproduce.
  */
 export function mingoAggregate(documents: readonly object[], pipeline: readonly object[]): unknown[] {
   return new Aggregator(pipeline as Record<string, unknown>[], { context: referenceContext }).run(
@@ -132,8 +139,52 @@ function bsonComparison(test: (order: number) => boolean | number) {
   };
 }
 
+/** BSON type order: null < numbers < strings < documents < arrays < ObjectId < booleans < dates. */
+function bsonRank(value: unknown): number {
+  if (value === null || value === undefined) return 1;
+  if (typeof value === 'number') return 2;
+  if (typeof value === 'string') return 3;
+  if (Array.isArray(value)) return 5;
+  if (typeof value === 'boolean') return 7;
+  if (value instanceof Date) return 8;
+  if ((value as { _bsontype?: string })._bsontype === 'ObjectId') return 6;
+  return 4;
+}
+
+/** MongoDB's comparison of whole values: by type rank, then value; arrays element by element, a prefix first. */
+export function bsonCompare(a: unknown, b: unknown): number {
+  const rankA = bsonRank(a);
+  const rankB = bsonRank(b);
+  if (rankA !== rankB) return rankA < rankB ? -1 : 1;
+  if (Array.isArray(a) && Array.isArray(b)) {
+    for (let i = 0; i < Math.min(a.length, b.length); i++) {
+      const order = bsonCompare(a[i], b[i]);
+      if (order !== 0) return order;
+    }
+    return Math.sign(a.length - b.length);
+  }
+  if (rankA === 4) return compare(a, b);
+  const x = a instanceof Date ? a.getTime() : String(a);
+  const y = b instanceof Date ? b.getTime() : String(b);
+  if (rankA === 2) return Math.sign((a as number) - (b as number));
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+function wholeValueExtreme(sign: 1 | -1) {
+  return (collection: unknown[], expression: unknown, options: unknown) => {
+    const values = (
+      accumulatorOperators.$push(collection as never, expression, options as never) as unknown[]
+    ).filter((value) => value !== null && value !== undefined);
+    let best: unknown = null;
+    for (const value of values) {
+      if (best === null || sign * bsonCompare(value, best) > 0) best = value;
+    }
+    return best;
+  };
+}
+
 const referenceContext = Context.init({
-  accumulator: accumulatorOperators,
+  accumulator: { ...accumulatorOperators, $max: wholeValueExtreme(1), $min: wholeValueExtreme(-1) },
   expression: {
     ...expressionOperators,
     $eq: bsonComparison((order) => order === 0),
