@@ -3,14 +3,20 @@
  *
  *   node bench/machine-startup.ts [--rounds 5] [--resources 50] [--idle-seconds 10]
  *
- * Cold start: a fresh `machine-server` process (its own VIAM_HOME) with a local config of
- * `--resources` built-in resources (fake sensors, cameras, motors and generics; a quarter depend on
- * another one, so the graph has two levels); time from spawn to the "machine-server ready" log line
- * (every resource built) and to the first log line (Node start-up + module loading).
- * Idle memory: RSS (VmRSS of the process) after `--idle-seconds` of idling, with no resources and
- * with `--resources` resources, FTDC on (the default).
+ * Start: a `machine-server` process (the real bin) with a local config of `--resources` built-in
+ * resources (fake sensors, cameras, motors and generics; a quarter depend on another one, so the graph
+ * has two levels); time from spawn to the "machine-server ready" log line (every resource built) and to
+ * the first log line (Node start-up + module loading). Three kinds of start, alternated in every round so
+ * that load on the shared machine hits them alike:
+ *   - first start: a fresh VIAM_HOME, so Node's compile cache (`$VIAM_HOME/compile-cache`) is empty;
+ *   - restart: the VIAM_HOME of an earlier run, compile cache warm (every start after the first);
+ *   - restart without the cache (`NODE_DISABLE_COMPILE_CACHE=1`): what every start cost before.
+ * Idle memory: RSS (VmRSS of the process) after `--idle-seconds` of idling, with no resources and with
+ * `--resources` resources, FTDC on (the default), after a restart (warm cache) and without the cache.
  */
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { startMachineProcess } from '../apps/machine-server/test/support/machine-process.ts';
 import { machineInfo, median, round, writeResult } from './lib/report.ts';
@@ -46,61 +52,96 @@ async function rssBytes(pid: number): Promise<number> {
   return match ? Number(match[1]) * 1024 : Number.NaN;
 }
 
-const toReady: number[] = [];
-const toFirstLine: number[] = [];
+type StartKind = 'first' | 'restart' | 'noCache';
+const startKinds: readonly StartKind[] = ['first', 'restart', 'noCache'];
+const noCacheEnv = { NODE_DISABLE_COMPILE_CACHE: '1' };
+/** Kept across starts: its compile cache is filled by the warm-up start below. */
+const warmDir = await mkdtemp(path.join(tmpdir(), 'machine-startup-warm-'));
+
+async function start(kind: StartKind, count: number, extraArgs: readonly string[] = []) {
+  return startMachineProcess({
+    config: { components: resources(count) },
+    args: extraArgs,
+    ...(kind === 'first' ? {} : { dir: warmDir }),
+    ...(kind === 'noCache' ? { env: noCacheEnv } : {}),
+  });
+}
+
+const warmUp = await start('restart', resourceCount);
+await warmUp.waitForLine(/machine-server ready/, 60_000);
+await warmUp.stop();
+
+const toReady: Record<StartKind, number[]> = { first: [], restart: [], noCache: [] };
+const toFirstLine: Record<StartKind, number[]> = { first: [], restart: [], noCache: [] };
+const loadBefore = round(loadavg()[0] ?? 0, 2);
 for (let round = 0; round < rounds; round++) {
-  const started = performance.now();
-  const machine = await startMachineProcess({ config: { components: resources(resourceCount) } });
-  await machine.waitForLine(/./, 30_000);
-  toFirstLine.push(performance.now() - started);
-  const ready = await machine.waitForLine(/machine-server ready/, 60_000);
-  toReady.push(performance.now() - started);
-  if (!/"resources":50|"resources":\d+/.test(ready)) throw new Error(`unexpected ready line: ${ready}`);
-  const applied = machine.lines.find((line) => /initial configuration applied/.test(line)) ?? '';
-  if (!applied.includes(`"built":${resourceCount},"failed":0`))
-    throw new Error(`not every resource was built: ${applied}`);
-  await machine.stop();
-  await machine.cleanup();
-  console.log(`round ${round + 1}: ready after ${Math.round(toReady.at(-1) as number)} ms`);
+  for (const kind of startKinds) {
+    const started = performance.now();
+    const machine = await start(kind, resourceCount);
+    await machine.waitForLine(/./, 30_000);
+    toFirstLine[kind].push(performance.now() - started);
+    await machine.waitForLine(/machine-server ready/, 60_000);
+    toReady[kind].push(performance.now() - started);
+    const applied = machine.lines.find((line) => /initial configuration applied/.test(line)) ?? '';
+    if (!applied.includes(`"built":${resourceCount},"failed":0`))
+      throw new Error(`not every resource was built: ${applied}`);
+    await machine.stop();
+    await machine.cleanup();
+  }
+  const line = startKinds.map((kind) => `${kind} ${Math.round(toReady[kind].at(-1) as number)} ms`);
+  console.log(`round ${round + 1}: ready after ${line.join(', ')}`);
 }
 
 const idle: Record<string, number> = {};
-for (const count of [0, resourceCount]) {
-  const machine = await startMachineProcess({
-    config: { components: resources(count) },
-    args: ['-ftdc=true'],
-  });
+for (const [label, kind, count] of [
+  ['0', 'restart', 0],
+  [`${resourceCount}`, 'restart', resourceCount],
+  ['0-noCache', 'noCache', 0],
+] as const) {
+  const machine = await start(kind, count, ['-ftdc=true']);
   await machine.waitForLine(/machine-server ready/, 60_000);
   await new Promise((resolve) => setTimeout(resolve, idleSeconds * 1000));
-  idle[`${count}`] = await rssBytes(machine.child.pid as number);
+  idle[label] = await rssBytes(machine.child.pid as number);
   await machine.stop();
   await machine.cleanup();
-  console.log(`idle RSS with ${count} resources: ${round((idle[`${count}`] as number) / 2 ** 20, 1)} MiB`);
+  console.log(`idle RSS, ${label}: ${round((idle[label] as number) / 2 ** 20, 1)} MiB`);
 }
+await rm(warmDir, { recursive: true, force: true });
 
-const readyP50 = median(toReady);
+const ms = (values: number[]) => `${round(median(values), 0)} ms`;
+const mib = (label: string) => `${round((idle[label] as number) / 2 ** 20, 1)} MiB`;
 writeResult({
   name: 'machine-startup',
   machine: machineInfo(),
   parameters: { rounds, resourceCount, idleSeconds },
-  coldStartMs: {
-    toReady: toReady.map((v) => round(v, 0)),
-    toFirstLogLine: toFirstLine.map((v) => round(v, 0)),
-  },
+  loadAverage1mBefore: loadBefore,
+  coldStartMs: Object.fromEntries(
+    startKinds.map((kind) => [
+      kind,
+      {
+        toReady: toReady[kind].map((v) => round(v, 0)),
+        toFirstLogLine: toFirstLine[kind].map((v) => round(v, 0)),
+      },
+    ]),
+  ),
   idleRssBytes: idle,
   figures: [
     {
-      metric: `cold start to serving, ${resourceCount} resources (p50 of ${rounds})`,
-      value: `${round(readyP50, 0)} ms`,
+      metric: `start to serving, ${resourceCount} resources, restart (compile cache warm), p50 of ${rounds}`,
+      value: `${ms(toReady.restart)} (first line ${ms(toFirstLine.restart)})`,
     },
     {
-      metric: 'of which process start to first log line (p50)',
-      value: `${round(median(toFirstLine), 0)} ms`,
+      metric: `start to serving, ${resourceCount} resources, first start (fresh VIAM_HOME), p50 of ${rounds}`,
+      value: `${ms(toReady.first)} (first line ${ms(toFirstLine.first)})`,
     },
-    { metric: 'idle RSS, no resources', value: `${round((idle['0'] as number) / 2 ** 20, 1)} MiB` },
     {
-      metric: `idle RSS, ${resourceCount} resources`,
-      value: `${round((idle[`${resourceCount}`] as number) / 2 ** 20, 1)} MiB`,
+      metric: `start to serving, ${resourceCount} resources, without the compile cache, p50 of ${rounds}`,
+      value: `${ms(toReady.noCache)} (first line ${ms(toFirstLine.noCache)})`,
     },
+    {
+      metric: 'idle RSS, no resources (restart / without the compile cache)',
+      value: `${mib('0')} / ${mib('0-noCache')}`,
+    },
+    { metric: `idle RSS, ${resourceCount} resources (restart)`, value: mib(`${resourceCount}`) },
   ],
 });

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { type MachineProcess, startMachineProcess } from '../support/machine-process.ts';
 
-const binPath = path.join(import.meta.dirname, '..', '..', 'src', 'bin', 'machine-server.ts');
+const binPath = path.join(import.meta.dirname, '..', '..', 'src', 'bin', 'machine-server.js');
 const running: MachineProcess[] = [];
 after(async () => {
   for (const machine of running) {

@@ -16,7 +16,7 @@ import { createSdkRobotClient, structFromJson } from '@mcloud/sdk-testkit';
 import { type RobotClient, SensorClient } from '@viamrobotics/sdk';
 import { counterExecutable, fixtures, tempDir, waitFor } from './module-test-support.ts';
 
-const bin = fileURLToPath(new URL('../../src/bin/machine-server.ts', import.meta.url));
+const bin = fileURLToPath(new URL('../../src/bin/machine-server.js', import.meta.url));
 
 let dir: Awaited<ReturnType<typeof tempDir>>;
 let child: ChildProcess;

@@ -8,7 +8,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-const binPath = path.join(import.meta.dirname, '..', '..', 'src', 'bin', 'machine-server.ts');
+const binPath = path.join(import.meta.dirname, '..', '..', 'src', 'bin', 'machine-server.js');
 
 export interface MachineProcess {
   readonly child: ChildProcess;
