@@ -102,7 +102,9 @@ const materializationArb = fc.constantFrom('never', 'full', 'partial', 'stale');
 const hourDate = (n: number) => new Date(base + n * hour);
 const sourceConditionArb = fc.oneof(
   fc.constantFrom('sensor-1', 'sensor-2', 'motor-1').map((name) => ({ component_name: name })),
-  fc.subarray(['sensor-1', 'sensor-2', 'motor-1'], { minLength: 1 }).map((list) => ({ component_name: { $in: list } })),
+  fc
+    .subarray(['sensor-1', 'sensor-2', 'motor-1'], { minLength: 1 })
+    .map((list) => ({ component_name: { $in: list } })),
   fc.constantFrom('sensor-2', 'motor-1').map((name) => ({ component_name: { $nin: [name] } })),
   fc.constantFrom('Readings', 'Position').map((name) => ({ method_name: name })),
   fc.constantFrom('a', 'c').map((tag) => ({ tags: tag })),
@@ -121,7 +123,9 @@ const timeConditionArb = fc
   }));
 const matchArb = fc
   .array(fc.oneof(sourceConditionArb, timeConditionArb), { maxLength: 3 })
-  .map((parts) => (parts.length > 1 && parts.length % 2 === 0 ? { $and: parts } : Object.assign({}, ...parts)));
+  .map((parts) =>
+    parts.length > 1 && parts.length % 2 === 0 ? { $and: parts } : Object.assign({}, ...parts),
+  );
 
 const groupKeyArb = fc.constantFrom<unknown>(
   null,
