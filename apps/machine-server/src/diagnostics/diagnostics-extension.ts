@@ -84,6 +84,7 @@ export function createDiagnosticsExtension(
           ...(host.cloud ? { appAddress: host.cloud.appAddress } : {}),
           logger: host.logger.child('network-checks'),
           signal: stopping.signal,
+          report: 'summary',
         }).catch(() => {});
       }, 0);
       checks.unref();

@@ -42,17 +42,21 @@ export function createFtdcWriter(options: FtdcWriterOptions): FtdcWriter {
   const openNew = async (at: Date) => {
     const created = await mkdir(options.directory, { recursive: true, mode: 0o755 });
     if (created !== undefined) await chmod(options.directory, 0o755);
-    file = path.join(options.directory, ftdcFileName(at));
+    const name = ftdcFileName(at);
+    // Retention first, so that there are never more than `maxFiles` files, the new one included.
+    const others = (await readdir(options.directory))
+      .filter((entry) => entry.endsWith('.ftdc') && entry !== name)
+      .sort();
+    for (const old of others.slice(0, Math.max(0, others.length - (maxFiles - 1)))) {
+      await rm(path.join(options.directory, old), { force: true });
+    }
+    file = path.join(options.directory, name);
     size = (await stat(file).catch(() => undefined))?.size ?? 0;
     if (size === 0) {
       await appendFile(file, '', { mode: 0o644 });
       await chmod(file, 0o644);
     }
     schema = [];
-    const files = (await readdir(options.directory)).filter((name) => name.endsWith('.ftdc')).sort();
-    for (const old of files.slice(0, Math.max(0, files.length - maxFiles))) {
-      await rm(path.join(options.directory, old), { force: true });
-    }
   };
 
   return {

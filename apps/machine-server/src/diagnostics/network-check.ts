@@ -3,7 +3,7 @@
  * exits; without the flag they run once in the background at start-up. Checks: DNS through the system
  * resolver (the cloud host, google.com) and through the public resolvers 1.1.1.1 and 8.8.8.8, UDP STUN
  * binding requests to the reference's STUN servers, TCP STUN to turn.viam.com:443, and a TCP connection
- * to the cloud address. A failed check is a result (logged at WARN), never an error. The ICMP
+ * to the cloud address. A failed check is a result, never an error. The ICMP
  * packet-loss probes of the reference are left out: Node has no raw sockets.
  */
 import { randomBytes } from 'node:crypto';
@@ -52,9 +52,14 @@ export interface NetworkCheckOptions {
   /** Bound of each check (default 5 s). */
   readonly timeoutMs?: number;
   readonly signal?: AbortSignal;
+  /**
+   * `each` (-network-check): every result at INFO, failures at WARN. `summary` (the background run at
+   * start-up): every result at DEBUG, then one INFO line counting the passed checks and naming the failed.
+   */
+  readonly report?: 'each' | 'summary';
 }
 
-/** Runs every check concurrently and logs each result (ok at INFO, failed at WARN). */
+/** Runs every check concurrently (each bounded by `timeoutMs`) and logs the results (see `report`). */
 export async function runNetworkChecks(options: NetworkCheckOptions): Promise<NetworkCheckResult[]> {
   const targets = options.targets ?? defaultNetworkCheckTargets;
   const timeoutMs = options.timeoutMs ?? 5000;
@@ -80,8 +85,16 @@ export async function runNetworkChecks(options: NetworkCheckOptions): Promise<Ne
     checks.map(([check, work]) => timedCheck(check, work, timeoutMs, options.signal)),
   );
   if (options.signal?.aborted) return results;
+  const summary = options.report === 'summary';
   for (const result of results) {
-    options.logger[result.ok ? 'info' : 'warn']('network check', { ...result });
+    options.logger[summary ? 'debug' : result.ok ? 'info' : 'warn']('network check', { ...result });
+  }
+  if (summary) {
+    options.logger.info('network checks done', {
+      passed: results.filter((result) => result.ok).length,
+      total: results.length,
+      failed: results.filter((result) => !result.ok).map((result) => result.check),
+    });
   }
   return results;
 }
