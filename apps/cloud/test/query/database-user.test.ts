@@ -121,6 +121,8 @@ test('pg client as the database user: own rows, nothing foreign, no writes, no e
       `SELECT mcloud_private.organization_token('${orgB}')`,
       "SELECT set_config('role', 'postgres', false)",
       'SET ROLE postgres',
+      // The owner of the views, the role the row-level security policies apply to (migration 0024).
+      'SET ROLE mcloud_query_reader',
       "SELECT pg_read_file('/etc/passwd')",
     ]) {
       await assert.rejects(client.query(sql), /permission denied/, sql);
@@ -137,6 +139,13 @@ test('pg client as the database user: own rows, nothing foreign, no writes, no e
         sql,
       );
     }
+    // Row-level security cannot be switched off by the user: the query fails instead of showing all rows.
+    await client.query('SET row_security = off');
+    await assert.rejects(
+      client.query('SELECT count(*) FROM readings'),
+      /would be affected by row-level security policy/,
+    );
+    await client.query('RESET row_security');
     await client.query('SET default_transaction_read_only = off');
     await assert.rejects(
       client.query("DELETE FROM readings WHERE component_name = 'own'"),

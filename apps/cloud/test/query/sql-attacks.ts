@@ -35,6 +35,30 @@ export const sqlAttacks: readonly { name: string; sql: string }[] = [
     name: 'cast error leaking foreign values',
     sql: "SELECT * FROM readings WHERE CAST(data->>'secret' AS integer) = 1",
   },
+  // Row-level security (migration 0024) runs the policy before any condition that is not leakproof; these
+  // would put the other organization's values into an error message if it did not, on either table.
+  {
+    name: 'cast error on a source column (tags)',
+    sql: 'SELECT * FROM readings WHERE CAST(tags[1] AS integer) = 1',
+  },
+  {
+    name: 'cast error on a source column (component_name)',
+    sql: 'SELECT * FROM readings WHERE CAST(component_name AS integer) = 1',
+  },
+  {
+    name: 'cast error after an index-usable condition',
+    sql: "SELECT * FROM readings WHERE time_received >= '2000-01-01' AND CAST(data->>'secret' AS integer) = 1",
+  },
+  {
+    name: 'cast error in a join condition',
+    sql: "SELECT 1 FROM readings a JOIN readings b ON CAST(b.data->>'secret' AS integer) = 1",
+  },
+  {
+    name: 'cast error in an OR with a leakproof condition',
+    sql: "SELECT * FROM readings WHERE component_name = 'secret-b' OR CAST(data->>'secret' AS integer) = 1",
+  },
+  { name: 'reader role', sql: 'SET ROLE mcloud_query_reader' },
+  { name: 'row_security off', sql: 'SET row_security = off' },
   {
     name: 'division error leaking foreign values',
     sql: "SELECT * FROM readings WHERE 1 / (length(data->>'secret') - 11) = 1",

@@ -10,8 +10,11 @@ import { createResultCollector, type ResultCollector } from './result-collector.
 
 /**
  * Runs one SELECT over the documents of ONE organization and returns each result row as a serialized
- * BSON document (TabularDataBySQL, TabularDataByMQL). Isolation is the database's job (migration
- * 0006_query_access.sql): inside a READ ONLY transaction the server sets the signed organization token,
+ * BSON document (TabularDataBySQL, TabularDataByMQL). Isolation is the database's job (migrations
+ * 0006_query_access.sql and 0024_query_access_row_security.sql: `sensordata.readings` reads the tables
+ * under row-level security policies that admit only the token's organization; the hot-storage and sink
+ * views are security barriers with that condition): inside a READ ONLY transaction the server sets the
+ * signed organization token,
  * `SET LOCAL ROLE mcloud_query` (no privilege except `sensordata.*`), `search_path = sensordata,
  * pg_catalog` (so `readings` is the organization's view), `TimeZone = UTC` and a statement timeout; the
  * statement then runs in the extended protocol (a second statement is refused by PostgreSQL itself) as a

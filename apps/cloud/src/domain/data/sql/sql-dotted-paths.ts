@@ -152,8 +152,9 @@ function pathEdit(
 /**
  * `CAST('2000-01-01T00:00:00.000Z' AS TIMESTAMP)` (the reference's only date syntax; also `TIMESTAMP '…'`
  * and `'…'::timestamp`) becomes a `timestamptz` literal. In the UTC session both denote the same instant,
- * but `timestamptz >= timestamptz` is leakproof, so the organization view (a security barrier) lets the
- * comparison filter rows while scanning instead of after the join — an order of magnitude on time ranges.
+ * but `timestamptz >= timestamptz` is leakproof, so the organization scope (row-level security, migration
+ * 0024; a security barrier before) lets the comparison filter rows while scanning (an index condition)
+ * instead of after the join — an order of magnitude on time ranges.
  */
 function instantCastEdit(parsed: ParsedSql, body: SyntaxNode): TextEdit | undefined {
   const constant = (body.arg as { A_Const?: SyntaxNode } | undefined)?.A_Const;
