@@ -450,7 +450,7 @@ export async function startMachineServer(
       fileWatcher?.close();
       restartPoller?.stop();
       wakePoll?.();
-      await Promise.all([stream?.stop(), pollLoop]);
+      await pollLoop;
       await queue(async () => {
         for (const extension of [...extensions].reverse()) {
           if (!extension.stop) continue;
@@ -471,8 +471,11 @@ export async function startMachineServer(
         if (reconciler) await reconciler.close(AbortSignal.timeout(30_000)).catch(() => {});
       });
       logger.info('shutdown complete', { reason });
-      // Logging flushes its cloud upload through the connection, so it closes first.
+      // Logging flushes its cloud upload through the connection, so it closes first. The live stream
+      // ends after it: its end is the machine's goodbye (the part goes offline at once), and a log upload
+      // after the goodbye would count as contact and mark the part online again.
       await logging.close(AbortSignal.timeout(5000)).catch(() => {});
+      await stream?.stop();
       connection?.close();
       resolveStopped(reason);
     })();
