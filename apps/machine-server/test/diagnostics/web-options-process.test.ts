@@ -83,7 +83,7 @@ async function mdnsPort(label: string): Promise<number | undefined> {
         const srv = [...response.answers, ...response.additionals].find(
           (record) => record.type === 'SRV' && record.name === instance,
         );
-        if (srv) resolve((srv.data as { port: number }).port);
+        if (srv) resolve(((srv as { data?: unknown }).data as { port: number }).port);
       });
     });
     const ask = () => client.query({ questions: [{ name: '_rpc._tcp.local', type: 'PTR' }] });
