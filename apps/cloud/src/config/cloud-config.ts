@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { defaultMaxConcurrentQueries } from '../domain/data/query-access/query-gate.ts';
 import {
   defaultMachineConnectionSettings,
   type MachineConnectionSettings,
@@ -91,6 +92,9 @@ const flagOptions = {
   'pipeline-windows-per-pass': { type: 'string' },
   'pipeline-late-data-lookback-ms': { type: 'string' },
   'pipeline-max-concurrent-runs': { type: 'string' },
+  'pipeline-query-slots': { type: 'string' },
+  'pipeline-max-attempts': { type: 'string' },
+  'pipeline-retry-backoff-ms': { type: 'string' },
   'smtp-url': { type: 'string' },
   'smtp-from': { type: 'string' },
   // A bare flag (true); the environment or config file says true/false.
@@ -132,6 +136,9 @@ const envNames: Record<keyof typeof flagOptions, string> = {
   'pipeline-windows-per-pass': 'MCLOUD_PIPELINE_WINDOWS_PER_PASS',
   'pipeline-late-data-lookback-ms': 'MCLOUD_PIPELINE_LATE_DATA_LOOKBACK_MS',
   'pipeline-max-concurrent-runs': 'MCLOUD_PIPELINE_MAX_CONCURRENT_RUNS',
+  'pipeline-query-slots': 'MCLOUD_PIPELINE_QUERY_SLOTS',
+  'pipeline-max-attempts': 'MCLOUD_PIPELINE_MAX_ATTEMPTS',
+  'pipeline-retry-backoff-ms': 'MCLOUD_PIPELINE_RETRY_BACKOFF_MS',
   'smtp-url': 'MCLOUD_SMTP_URL',
   'smtp-from': 'MCLOUD_SMTP_FROM',
   'webhook-deny-private': 'MCLOUD_WEBHOOK_DENY_PRIVATE',
@@ -218,13 +225,22 @@ function pipelineConfig(pick: (name: keyof typeof flagOptions) => string | undef
     maxOutputDocuments: value('pipeline-max-output-documents', limits.maxOutputDocuments),
     maxOutputBytes: value('pipeline-max-output-bytes', limits.maxOutputBytes),
     runTimeoutMs: value('pipeline-run-timeout-ms', limits.runTimeoutMs),
+    querySlots: value('pipeline-query-slots', limits.querySlots),
   };
+  // Interactive queries must keep at least one slot whatever the pipelines do.
+  if (runLimits.querySlots >= defaultMaxConcurrentQueries) {
+    throw new ConfigError(
+      `--pipeline-query-slots must be less than the ${defaultMaxConcurrentQueries} query slots of a replica (got ${runLimits.querySlots}), or pipeline runs could take every slot interactive queries need`,
+    );
+  }
   const settings: PipelineSchedulerSettings = {
     ...scheduler,
     runDelayMs: value('pipeline-run-delay-ms', scheduler.runDelayMs, true),
     staleRunAfterMs: value('pipeline-stale-run-after-ms', scheduler.staleRunAfterMs),
     maxWindowsPerPass: value('pipeline-windows-per-pass', scheduler.maxWindowsPerPass),
     lateDataLookbackMs: value('pipeline-late-data-lookback-ms', scheduler.lateDataLookbackMs, true),
+    maxAttemptsPerWindow: value('pipeline-max-attempts', scheduler.maxAttemptsPerWindow),
+    retryBackoffMs: value('pipeline-retry-backoff-ms', scheduler.retryBackoffMs, true),
   };
   // A run still querying is not stale: its query ends (or fails) within the run timeout.
   if (settings.staleRunAfterMs <= runLimits.runTimeoutMs) {

@@ -8,7 +8,10 @@ test('pipeline limits and scheduler settings: defaults, flags, environment, vali
     maxOutputDocuments: 10_000,
     maxOutputBytes: 64 * 1024 * 1024,
     runTimeoutMs: 300_000,
+    querySlots: 2,
   });
+  assert.equal(defaults.scheduler.maxAttemptsPerWindow, 3);
+  assert.equal(defaults.scheduler.retryBackoffMs, 60_000);
   assert.equal(defaults.schedulerIntervalMs, 15_000);
   assert.equal(defaults.maxConcurrentRuns, 4);
   assert.equal(defaults.scheduler.runDelayMs, 60_000);
@@ -26,8 +29,14 @@ test('pipeline limits and scheduler settings: defaults, flags, environment, vali
       MCLOUD_PIPELINE_MAX_OUTPUT_BYTES: '1024',
       MCLOUD_PIPELINE_LATE_DATA_LOOKBACK_MS: '0',
       MCLOUD_PIPELINE_MAX_CONCURRENT_RUNS: '2',
+      MCLOUD_PIPELINE_QUERY_SLOTS: '3',
+      MCLOUD_PIPELINE_MAX_ATTEMPTS: '5',
+      MCLOUD_PIPELINE_RETRY_BACKOFF_MS: '0',
     },
   ).pipelines;
+  assert.equal(set.runLimits.querySlots, 3);
+  assert.equal(set.scheduler.maxAttemptsPerWindow, 5);
+  assert.equal(set.scheduler.retryBackoffMs, 0);
   assert.equal(set.runLimits.maxOutputDocuments, 500);
   assert.equal(set.runLimits.maxOutputBytes, 1024);
   assert.equal(set.runLimits.runTimeoutMs, 1000);
@@ -38,6 +47,14 @@ test('pipeline limits and scheduler settings: defaults, flags, environment, vali
   assert.equal(set.scheduler.maxWindowsPerPass, 3);
   assert.equal(set.scheduler.lateDataLookbackMs, 0);
 
+  assert.throws(
+    () => loadCloudConfig(['--pipeline-query-slots', '8'], {}),
+    /--pipeline-query-slots must be less than the 8 query slots of a replica \(got 8\)/,
+  );
+  assert.throws(
+    () => loadCloudConfig(['--pipeline-max-attempts', '0'], {}),
+    /--pipeline-max-attempts must be a positive integer \(got "0"\)/,
+  );
   assert.throws(
     () => loadCloudConfig(['--pipeline-max-output-documents', '0'], {}),
     /--pipeline-max-output-documents must be a positive integer \(got "0"\)/,

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { BSON } from 'bson';
+import { tabularDataByMql } from '../../src/domain/data/mql/tabular-data-by-mql.ts';
 import { acquireQuerySlot } from '../../src/domain/data/query-access/query-gate.ts';
 import {
   createDataPipeline,
@@ -14,6 +15,7 @@ import {
   defaultPipelineRunLimits,
   executePipelineRun,
   type PipelineRunLimits,
+  pipelineQueryShare,
   type RunOutcome,
 } from '../../src/domain/pipelines/pipeline-runner.ts';
 import {
@@ -91,6 +93,7 @@ interface RunRecord {
   error: string;
   docs: number | null;
   superseded: boolean;
+  attempt: number;
 }
 
 async function runsOf(pipelineId: string): Promise<RunRecord[]> {
@@ -102,8 +105,9 @@ async function runsOf(pipelineId: string): Promise<RunRecord[]> {
     error_message: string;
     output_documents: number | null;
     superseded: boolean;
+    attempt: number;
   }>(
-    `SELECT id, data_start, status, reason, error_message, output_documents, superseded
+    `SELECT id, data_start, status, reason, error_message, output_documents, superseded, attempt
      FROM data_pipeline_runs WHERE pipeline_id = $1 ORDER BY data_start, scheduled_at, status`,
     [pipelineId],
   );
@@ -115,6 +119,7 @@ async function runsOf(pipelineId: string): Promise<RunRecord[]> {
     error: row.error_message,
     docs: row.output_documents,
     superseded: row.superseded,
+    attempt: row.attempt,
   }));
 }
 
@@ -219,6 +224,13 @@ test('a run left STARTED past the stale limit is failed and its window scheduled
   nowMs += 2;
   const result = await pass();
   assert.equal(result.timedOut, 1);
+  assert.deepEqual(
+    (await runsOf(id)).map((run) => run.status),
+    ['failed'],
+    'the retry waits for its backoff',
+  );
+  nowMs += schedulerSettings.retryBackoffMs;
+  assert.equal((await pass()).retried, 1);
   let runs = await runsOf(id);
   assert.deepEqual(
     runs.map((run) => [run.status, run.reason]),
@@ -237,6 +249,71 @@ test('a run left STARTED past the stale limit is failed and its window scheduled
   assert.equal(runOf(sink[0]).id, runs[1]?.id);
   // The dead replica's job, if it ever ran, finds nothing to do.
   assert.equal(await executePipelineRun(deps(), lost, signal()), 'skipped');
+  await cleanUp(id);
+});
+
+test('a transient failure is retried with backoff, each attempt recorded, then the window stays FAILED', async () => {
+  nowMs = at('2025-03-18T10:30:00Z');
+  await seedReadings(t.cloud, part, { componentName: 'transient' }, [
+    { capturedAtMs: at('2025-03-18T10:20:00Z'), data: { readings: { temperature: 1 } } },
+  ]);
+  const id = await createPipeline('transient');
+  // The pipeline runs' share of the query slots is taken (a backfill elsewhere): no slot within the time
+  // budget is a failure that may pass.
+  runLimits = { ...defaultPipelineRunLimits, runTimeoutMs: 50 };
+  const share = { name: pipelineQueryShare, max: runLimits.querySlots };
+  const held = await Promise.all(
+    Array.from({ length: runLimits.querySlots }, () =>
+      acquireQuerySlot(t.cloud.deps.db, 8, 1_000, signal(), share),
+    ),
+  );
+  nowMs = at('2025-03-18T11:00:00Z');
+  await pass();
+  const backoff = schedulerSettings.retryBackoffMs;
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    assert.deepEqual(await drain(), ['failed'], `attempt ${attempt}`);
+    if (attempt < 3) {
+      nowMs += backoff * 2 ** (attempt - 1) - 1;
+      assert.equal((await pass()).retried, 0, `attempt ${attempt}: not before its backoff`);
+      nowMs += 1;
+      assert.equal((await pass()).retried, 1, `attempt ${attempt}: retried after its backoff`);
+    } else {
+      assert.deepEqual(await pass(), { scheduled: 0, timedOut: 0, retried: 0, givenUp: 1, lateData: 0 });
+    }
+  }
+  const runs = await runsOf(id);
+  assert.deepEqual(
+    runs.map((run) => [run.status, run.reason, run.attempt]),
+    [
+      ['failed', 'schedule', 1],
+      ['failed', 'retry', 2],
+      ['failed', 'retry', 3],
+    ],
+  );
+  assert.match(
+    runs[0]?.error ?? '',
+    /^too many pipeline-runs queries running at once \(limit 2 of 8\).* \(attempt 1 of 3; the window is scheduled again\)$/,
+  );
+  assert.match(runs[2]?.error ?? '', /\(attempt 3 of 3; not retried\)$/);
+  // Nothing more happens to the window, however long it waits (until the next tick at 12:00).
+  for (const release of held) release();
+  nowMs = at('2025-03-18T11:59:00Z');
+  await pass();
+  assert.equal(queued.length, 0);
+  assert.equal((await runsOf(id)).length, 3);
+  const listed = await listDataPipelineRuns({ db: t.cloud.deps.db, clock }, ownerOf(organizationId), {
+    id,
+    pageSize: 10,
+    pageToken: '',
+  });
+  assert.deepEqual(
+    listed.runs.map((run) => [run.status, run.attempt]).sort((a, b) => Number(b[1]) - Number(a[1])),
+    [
+      ['failed', 3],
+      ['failed', 2],
+      ['failed', 1],
+    ],
+  );
   await cleanUp(id);
 });
 
@@ -384,6 +461,10 @@ test('more output documents than the cap: the run FAILS with the limit and write
   assert.equal(run?.status, 'failed');
   assert.match(run?.error ?? '', /^output: the run produced more than the limit of 4 documents per run/);
   assert.deepEqual(await sinkOf(id), []);
+  // The same data gives the same answer: not retried.
+  nowMs = at('2025-03-15T11:59:00Z');
+  assert.equal((await pass()).retried, 0);
+  assert.equal(queued.length, 0);
   // At the cap exactly, the run completes.
   runLimits = { ...defaultPipelineRunLimits, maxOutputDocuments: 5 };
   await t.cloud.deps.db.query(
@@ -508,6 +589,58 @@ test('beyond maxConcurrentRuns a pipeline-run job is put back in the queue inste
       ['completed', 'completed'],
     );
   }, 20_000);
+  await cleanUp(id);
+});
+
+test('a backfill holds at most its share of the query slots: interactive TabularDataByMQL still runs', async () => {
+  nowMs = at('2025-03-19T00:30:00Z');
+  const id = await createPipeline('backfill-share');
+  const interactive = () =>
+    tabularDataByMql(
+      {
+        db: t.cloud.deps.db,
+        clock,
+        queryLimits: { timeoutMs: 1_500, maxRows: 10, maxBytes: 1_000_000 },
+      },
+      ownerOf(organizationId),
+      {
+        organizationId,
+        stages: [BSON.serialize({ $count: 'n' })],
+        dataSource: { type: 'hot-storage' },
+      },
+      signal(),
+    );
+  /** Eight windows' runs at once, each blocked in its query on the readings while the lock is held. */
+  async function backfillUnderLock(querySlots: number, whileBlocked: () => Promise<void>): Promise<void> {
+    runLimits = { ...defaultPipelineRunLimits, querySlots };
+    nowMs += 8 * hour;
+    await pass();
+    const runs = queued.splice(0, 8);
+    assert.equal(runs.length, 8);
+    const locker = await t.cloud.deps.db.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE public.readings IN ACCESS EXCLUSIVE MODE');
+      const executing = runs.map((runId) => executePipelineRun(deps(), runId, signal()));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await whileBlocked();
+      await locker.query('ROLLBACK');
+      assert.deepEqual(await Promise.all(executing), Array(8).fill('completed'));
+    } finally {
+      locker.release();
+    }
+  }
+  // Without a share (8 of 8), the backfill takes every slot: the interactive query waits out its budget.
+  await backfillUnderLock(8, async () => {
+    await assert.rejects(interactive(), /too many queries running at once \(limit 8\)/);
+  });
+  // With the default share (2 of 8), it runs at once while six runs wait for the share.
+  await backfillUnderLock(defaultPipelineRunLimits.querySlots, async () => {
+    const started = performance.now();
+    // (No hot-storage documents here: $count answers no document, as in MongoDB.)
+    assert.deepEqual(await interactive(), []);
+    assert.ok(performance.now() - started < 1_000);
+  });
   await cleanUp(id);
 });
 

@@ -35,6 +35,8 @@ export interface PipelineRun {
   startedAtMs: number | null;
   endedAtMs: number | null;
   outputDocuments: number | null;
+  /** 1 for a run of a window since its last success; each retry of a failed run adds one. */
+  attempt: number;
 }
 
 interface PipelineRow {
@@ -64,12 +66,13 @@ interface RunRow {
   started_at: Date | null;
   ended_at: Date | null;
   output_documents: number | null;
+  attempt: number;
 }
 
 const pipelineColumns =
   'id, organization_id, name, stages, schedule, enable_backfill, data_source_type, enabled, created_at, updated_at, planned_until';
 export const runColumns =
-  'id, organization_id, pipeline_id, data_start, data_end, status, error_message, reason, scheduled_at, started_at, ended_at, output_documents';
+  'id, organization_id, pipeline_id, data_start, data_end, status, error_message, reason, scheduled_at, started_at, ended_at, output_documents, attempt';
 
 function pipelineFromRow(row: PipelineRow): DataPipeline {
   return {
@@ -101,6 +104,7 @@ export function runFromRow(row: RunRow): PipelineRun {
     startedAtMs: row.started_at?.getTime() ?? null,
     endedAtMs: row.ended_at?.getTime() ?? null,
     outputDocuments: row.output_documents,
+    attempt: row.attempt,
   };
 }
 

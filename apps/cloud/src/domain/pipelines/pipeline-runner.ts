@@ -27,13 +27,22 @@ export interface PipelineRunLimits {
   runTimeoutMs: number;
   /** Total JSON size of one run's output. */
   maxOutputBytes: number;
+  /**
+   * Query slots (of the pool's 8 for user queries, query-gate.ts) pipeline runs may hold at once in this
+   * process: a backfill never holds more, so interactive TabularDataBySQL/MQL always find the rest.
+   */
+  querySlots: number;
 }
 
 export const defaultPipelineRunLimits: PipelineRunLimits = {
   maxOutputDocuments: 10_000,
   runTimeoutMs: 5 * 60_000,
   maxOutputBytes: 64 * 1024 * 1024,
+  querySlots: 2,
 };
+
+/** The name of the pipeline runs' share of the query slots. */
+export const pipelineQueryShare = 'pipeline-runs';
 
 export interface PipelineRunDeps {
   db: Database;
@@ -123,6 +132,7 @@ export async function executePipelineRun(
           timeoutMs: limits.runTimeoutMs,
           maxRows: limits.maxOutputDocuments,
           maxBytes: limits.maxOutputBytes,
+          share: { name: pipelineQueryShare, max: limits.querySlots },
         },
         rowShape: 'json-text',
       },
@@ -140,9 +150,21 @@ export async function executePipelineRun(
       );
       throw error;
     }
-    await markFailed(deps, run.id, failureMessage(error, deps.runLimits));
+    await markFailed(deps, run.id, failureMessage(error, deps.runLimits), isTransient(error));
     return 'failed';
   }
+}
+
+/**
+ * Whether running the window again may succeed: yes for an internal error (the database restarting, a
+ * connection lost), no free query slot in time, or the time budget (load); no for a mistake in the pipeline
+ * (InvalidArgument: e.g. $replaceRoot to a non-document), a refused privilege, or output over the caps —
+ * the same data gives the same answer.
+ */
+function isTransient(error: unknown): boolean {
+  if (!(error instanceof DomainError)) return true;
+  if (error.code === 'ResourceExhausted') return /\bqueries running at once\b/.test(error.message);
+  return ['Internal', 'Unavailable', 'DeadlineExceeded'].includes(error.code);
 }
 
 /** Why a run failed, for the run record (shown to users by ListDataPipelineRuns). */
@@ -162,11 +184,17 @@ function failureMessage(error: unknown, limits: PipelineRunLimits): string {
   return `internal error: ${(error as Error)?.message ?? String(error)}`;
 }
 
-async function markFailed(deps: PipelineRunDeps, runId: string, message: string): Promise<void> {
+/** `transient`: the scheduler retries the window after a backoff (pipeline-scheduler.ts, `retryFailedRuns`). */
+async function markFailed(
+  deps: PipelineRunDeps,
+  runId: string,
+  message: string,
+  transient: boolean,
+): Promise<void> {
   await deps.db.query(
-    `UPDATE data_pipeline_runs SET status = 'failed', ended_at = $2, error_message = $3
+    `UPDATE data_pipeline_runs SET status = 'failed', ended_at = $2, error_message = $3, retry_pending = $4
      WHERE id = $1 AND status = 'started'`,
-    [runId, new Date(deps.clock.nowMs()), message.slice(0, 4000)],
+    [runId, new Date(deps.clock.nowMs()), message.slice(0, 3800), transient],
   );
 }
 

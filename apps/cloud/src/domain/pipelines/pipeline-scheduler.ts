@@ -12,9 +12,12 @@ import { captureLatencyMarginMs, parseSchedule, planWindows } from './pipeline-s
  * 1. Plan: for each enabled pipeline, the windows closed since its `planned_until` (missed ones too, and
  *    backfill windows in batches) become SCHEDULED runs, each enqueued as a job in the same transaction
  *    to start `runDelayMs` after its window closes (late uploads have time to arrive).
- * 2. Time out: a run STARTED longer than `staleRunAfterMs` ago (its replica died) is FAILED and its window
- *    scheduled again (at most `maxAttemptsPerWindow` failures per window).
- * 3. Late data: a COMPLETED window of the last `lateDataLookbackMs` into which readings were uploaded
+ * 2. Time out: a run STARTED longer than `staleRunAfterMs` ago (its replica died) is FAILED, to be retried.
+ * 3. Retry: a run that FAILED for a reason that may pass (marked `retry_pending`: stale, an internal error,
+ *    no query slot in time, its time budget) has its window scheduled again (reason `retry`, `attempt` + 1)
+ *    once `retryBackoffMs · 2^(attempt − 1)` have passed since it ended; after `maxAttemptsPerWindow`
+ *    attempts the window stays FAILED with the last message (which then says so).
+ * 4. Late data: a COMPLETED window of the last `lateDataLookbackMs` into which readings were uploaded
  *    after the run started is scheduled again (reason `late-data`); its output replaces the old one.
  */
 
@@ -24,6 +27,8 @@ export interface PipelineSchedulerSettings {
   maxWindowsPerPass: number;
   maxPipelinesPerPass: number;
   maxAttemptsPerWindow: number;
+  /** Wait before the first retry of a failed window; doubled for each further attempt. */
+  retryBackoffMs: number;
   lateDataLookbackMs: number;
 }
 
@@ -33,6 +38,7 @@ export const defaultPipelineSchedulerSettings: PipelineSchedulerSettings = {
   maxWindowsPerPass: 10,
   maxPipelinesPerPass: 500,
   maxAttemptsPerWindow: 3,
+  retryBackoffMs: 60_000,
   lateDataLookbackMs: 24 * 3_600_000,
 };
 
@@ -49,6 +55,10 @@ export interface PipelineSchedulerDeps {
 export interface PassResult {
   scheduled: number;
   timedOut: number;
+  /** Failed windows scheduled again. */
+  retried: number;
+  /** Failed windows left FAILED: out of attempts. */
+  givenUp: number;
   lateData: number;
 }
 
@@ -60,22 +70,31 @@ export async function runSchedulerPass(
   signal.throwIfAborted();
   const timedOut = await failStaleRuns(deps);
   signal.throwIfAborted();
+  const { retried, givenUp } = await retryFailedRuns(deps);
+  signal.throwIfAborted();
   const scheduled = await planDueWindows(deps);
   signal.throwIfAborted();
   const lateData = await rescheduleLateData(deps);
-  return { scheduled, timedOut, lateData };
+  return { scheduled, timedOut, retried, givenUp, lateData };
 }
 
 async function insertRun(
   tx: Queryable,
   deps: PipelineSchedulerDeps,
-  run: { organizationId: string; pipelineId: string; startMs: number; endMs: number; reason: RunReason },
+  run: {
+    organizationId: string;
+    pipelineId: string;
+    startMs: number;
+    endMs: number;
+    reason: RunReason;
+    attempt?: number;
+  },
 ): Promise<boolean> {
   const id = newUuid();
   const nowMs = deps.clock.nowMs();
   const inserted = await tx.query(
-    `INSERT INTO data_pipeline_runs (id, organization_id, pipeline_id, data_start, data_end, status, reason, scheduled_at)
-     VALUES ($1, $2, $3, $4, $5, 'scheduled', $6, $7)
+    `INSERT INTO data_pipeline_runs (id, organization_id, pipeline_id, data_start, data_end, status, reason, scheduled_at, attempt)
+     VALUES ($1, $2, $3, $4, $5, 'scheduled', $6, $7, $8)
      ON CONFLICT (pipeline_id, data_start) WHERE status IN ('scheduled', 'started') DO NOTHING`,
     [
       id,
@@ -85,6 +104,7 @@ async function insertRun(
       new Date(run.endMs),
       run.reason,
       new Date(nowMs),
+      run.attempt ?? 1,
     ],
   );
   if (inserted.rowCount === 0) return false;
@@ -127,36 +147,63 @@ async function planDueWindows(deps: PipelineSchedulerDeps): Promise<number> {
 
 async function failStaleRuns(deps: PipelineSchedulerDeps): Promise<number> {
   const settings = deps.schedulerSettings;
+  const nowMs = deps.clock.nowMs();
+  const stale = await deps.db.query(
+    `UPDATE data_pipeline_runs SET status = 'failed', ended_at = $1, retry_pending = true,
+       error_message = 'the run did not finish within ' || $3::text || ' ms (its cloud replica stopped?)'
+     WHERE id IN (SELECT id FROM data_pipeline_runs WHERE status = 'started' AND started_at < $2
+                  FOR UPDATE SKIP LOCKED)`,
+    [new Date(nowMs), new Date(nowMs - settings.staleRunAfterMs), String(settings.staleRunAfterMs)],
+  );
+  return stale.rowCount ?? 0;
+}
+
+/**
+ * Failed runs marked `retry_pending` whose backoff has passed get their window scheduled again with the
+ * next attempt number; those at `maxAttemptsPerWindow` are given up at once. Either way the failed run's
+ * message says what happened next, and `retry_pending` is cleared (the partial index stays small).
+ */
+async function retryFailedRuns(deps: PipelineSchedulerDeps): Promise<{ retried: number; givenUp: number }> {
+  const settings = deps.schedulerSettings;
   return withTransaction(deps.db, async (tx) => {
     const nowMs = deps.clock.nowMs();
-    const stale = await tx.query<{
+    const due = await tx.query<{
       organization_id: string;
       pipeline_id: string;
       data_start: Date;
       data_end: Date;
+      attempt: number;
     }>(
-      `UPDATE data_pipeline_runs SET status = 'failed', ended_at = $1,
-         error_message = 'the run did not finish within ' || $3::text || ' ms (its cloud replica stopped?); the window is scheduled again'
-       WHERE id IN (SELECT id FROM data_pipeline_runs WHERE status = 'started' AND started_at < $2
-                    FOR UPDATE SKIP LOCKED)
-       RETURNING organization_id, pipeline_id, data_start, data_end`,
-      [new Date(nowMs), new Date(nowMs - settings.staleRunAfterMs), String(settings.staleRunAfterMs)],
+      `UPDATE data_pipeline_runs SET retry_pending = false,
+         error_message = error_message || ' (attempt ' || attempt || ' of ' || $2::int
+           || CASE WHEN attempt >= $2::int THEN '; not retried)' ELSE '; the window is scheduled again)' END
+       WHERE id IN (SELECT id FROM data_pipeline_runs
+                    WHERE retry_pending AND status = 'failed'
+                      AND (attempt >= $2::int
+                           OR ended_at <= $1::timestamptz - $3::double precision * power(2, attempt - 1) * interval '1 millisecond')
+                    ORDER BY ended_at LIMIT $4 FOR UPDATE SKIP LOCKED)
+       RETURNING organization_id, pipeline_id, data_start, data_end, attempt`,
+      [new Date(nowMs), settings.maxAttemptsPerWindow, settings.retryBackoffMs, settings.maxPipelinesPerPass],
     );
-    for (const run of stale.rows) {
-      const failures = await tx.query<{ n: string }>(
-        `SELECT count(*) AS n FROM data_pipeline_runs WHERE pipeline_id = $1 AND data_start = $2 AND status = 'failed'`,
-        [run.pipeline_id, run.data_start],
-      );
-      if (Number(failures.rows[0]?.n ?? 0) >= settings.maxAttemptsPerWindow) continue;
-      await insertRun(tx, deps, {
+    let retried = 0;
+    let givenUp = 0;
+    for (const run of due.rows) {
+      if (run.attempt >= settings.maxAttemptsPerWindow) {
+        givenUp++;
+        continue;
+      }
+      // A window already pending again (late data, a new tick) needs no retry: insertRun does nothing then.
+      const scheduled = await insertRun(tx, deps, {
         organizationId: run.organization_id,
         pipelineId: run.pipeline_id,
         startMs: run.data_start.getTime(),
         endMs: run.data_end.getTime(),
         reason: 'retry',
+        attempt: run.attempt + 1,
       });
+      if (scheduled) retried++;
     }
-    return stale.rowCount ?? 0;
+    return { retried, givenUp };
   });
 }
 

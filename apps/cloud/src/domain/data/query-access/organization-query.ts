@@ -5,7 +5,7 @@ import type { Clock } from '../../shared/clock.ts';
 import { isUuid } from '../../validate.ts';
 import { type ResultField, rawTextTypes } from '../bson/bson-from-postgres.ts';
 import { queryErrorFromPostgres } from './query-errors.ts';
-import { acquireQuerySlot, defaultMaxConcurrentQueries } from './query-gate.ts';
+import { acquireQuerySlot, defaultMaxConcurrentQueries, type QueryShare } from './query-gate.ts';
 import { createResultCollector, type ResultCollector } from './result-collector.ts';
 
 /**
@@ -40,6 +40,8 @@ export interface QueryLimits {
   maxBytes: number;
   /** Queries of the same pool running at once (default 8); more wait for a slot within `timeoutMs`. */
   maxConcurrent?: number;
+  /** The bounded share of those slots this kind of query may take (pipeline runs: `pipeline-runs`). */
+  share?: QueryShare;
 }
 
 export const defaultQueryLimits: QueryLimits = {
@@ -96,6 +98,7 @@ export async function runOrganizationQuery(
     query.limits.maxConcurrent ?? defaultMaxConcurrentQueries,
     query.limits.timeoutMs,
     signal,
+    query.limits.share,
   );
   const startedMs = deps.clock.nowMs();
   let client: DatabaseClient;
