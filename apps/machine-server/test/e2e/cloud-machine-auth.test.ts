@@ -162,3 +162,26 @@ test('a key created while the machine runs works after the next configuration ch
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
 });
+
+test('a machine-server with api_key credentials (a machine owner key) boots from the cloud', async () => {
+  const ownerKey = await part.owner.app.createKey({
+    name: 'machine-credentials',
+    authorizations: [role('robot', 'owner', part.robotId, t.bootstrap.organization_id)],
+  });
+  const keyed = await startMachineProcess({
+    config: {
+      cloud: { app_address: t.url, id: part.partId, api_key: { id: ownerKey.id, key: ownerKey.key } },
+    },
+    args: ['-disable-mdns'],
+    env: { MCLOUD_MACHINE_CONNECTION: 'off' },
+  });
+  try {
+    const applied = await keyed.waitForLine(/initial configuration applied/);
+    assert.match(applied, /"built":1,"failed":0/);
+    assert.ok(!keyed.lines.some((line) => /using cached version/.test(line)), 'fetched from the cloud');
+    assert.equal(await keyed.stop(), 0);
+  } finally {
+    await keyed.stop();
+    await keyed.cleanup();
+  }
+});
