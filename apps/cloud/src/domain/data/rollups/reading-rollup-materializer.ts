@@ -24,7 +24,7 @@ import type { Database } from '../../../infra/postgres/database.ts';
  */
 
 /** Any constant; the same on every replica so only one pass runs at a time. */
-const materializerLockKey = 7_204_231;
+export const materializerLockKey = 7_204_231;
 
 /** A bucket with more distinct paths than this keeps no path rows (paths_complete = false). */
 export const maxPathsPerBucket = 1_000;
@@ -60,17 +60,21 @@ const bucketKeyColumns = 'organization_id, source_id, captured_hour, received_ho
 const pickedBuckets = `SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::timestamptz[], $4::timestamptz[], $5::timestamptz[])
     WITH ORDINALITY AS k(organization_id, source_id, captured_hour, received_hour, requested_hour, i)`;
 
-// Rows of the picked buckets (readings_source_time serves the source + captured_at range).
+// Rows of the picked buckets: per bucket one range of readings_source_time (OFFSET 0 keeps the LATERAL
+// subquery apart, so PostgreSQL probes the index per bucket instead of sorting every reading for a merge).
 const bucketRows = `SELECT k.i, r.data
-    FROM (${pickedBuckets}) k
-    JOIN readings r ON r.source_id = k.source_id AND r.organization_id = k.organization_id
-     AND r.captured_at >= k.captured_hour AND r.captured_at < k.captured_hour + interval '1 hour'
-     AND mcloud_private.reading_rollup_hour(r.time_received) = k.received_hour
-     AND mcloud_private.reading_rollup_hour(r.time_requested) = k.requested_hour`;
+    FROM k CROSS JOIN LATERAL (
+      SELECT r.data FROM readings r
+       WHERE r.source_id = k.source_id AND r.organization_id = k.organization_id
+         AND r.captured_at >= k.captured_hour AND r.captured_at < k.captured_hour + interval '1 hour'
+         AND mcloud_private.reading_rollup_hour(r.time_received) = k.received_hour
+         AND mcloud_private.reading_rollup_hour(r.time_requested) = k.requested_hour
+      OFFSET 0) r`;
 
+// Every node below `data` reached through objects, aggregated per (bucket, path); then the buckets.
 const recomputeSql = `
 WITH RECURSIVE
-  k AS (${pickedBuckets}),
+  k AS MATERIALIZED (${pickedBuckets}),
   rows AS MATERIALIZED (${bucketRows}),
   nodes(i, path, value) AS (
     SELECT r.i, ARRAY[e.key], e.value
@@ -80,25 +84,23 @@ WITH RECURSIVE
       FROM nodes n, jsonb_each(CASE WHEN jsonb_typeof(n.value) = 'object' THEN n.value ELSE '{}'::jsonb END) e
      WHERE jsonb_typeof(n.value) = 'object'
   ),
-  paths AS (
+  paths AS MATERIALIZED (
     SELECT i, array_to_json(path)::text AS path,
-           count(*) FILTER (WHERE t = 'number') AS number_count,
-           sum(value::numeric) FILTER (WHERE t = 'number') AS number_sum,
-           min(value::numeric) FILTER (WHERE t = 'number') AS number_min,
-           max(value::numeric) FILTER (WHERE t = 'number') AS number_max,
-           count(*) FILTER (WHERE t = 'array') AS array_count,
-           count(*) FILTER (WHERE t IN ('string', 'boolean', 'object')) AS other_count,
-           count(*) OVER (PARTITION BY i) AS paths_in_bucket
-      FROM (SELECT i, path, value, jsonb_typeof(value) AS t FROM nodes) n
+           count(number) AS number_count, sum(number) AS number_sum, min(number) AS number_min,
+           max(number) AS number_max, count(*) FILTER (WHERE t = 'array') AS array_count,
+           count(*) FILTER (WHERE t IN ('string', 'boolean', 'object')) AS other_count
+      FROM (SELECT i, path, t, CASE WHEN t = 'number' THEN value::numeric END AS number
+              FROM (SELECT i, path, value, jsonb_typeof(value) AS t FROM nodes) typed) n
      GROUP BY i, path
   ),
-  buckets AS (
-    SELECT i, count(*) AS row_count, bool_and(jsonb_typeof(data) = 'object') AS objects FROM rows GROUP BY i
+  buckets AS MATERIALIZED (
+    SELECT b.i, b.row_count, b.objects AND COALESCE(c.paths, 0) <= ${maxPathsPerBucket} AS complete
+      FROM (SELECT i, count(*) AS row_count, bool_and(jsonb_typeof(data) = 'object') AS objects FROM rows GROUP BY i) b
+      LEFT JOIN (SELECT i, count(*) AS paths FROM paths GROUP BY i) c ON c.i = b.i
   ),
   inserted_buckets AS (
     INSERT INTO reading_rollup_buckets (${bucketKeyColumns}, row_count, paths_complete)
-    SELECT k.organization_id, k.source_id, k.captured_hour, k.received_hour, k.requested_hour, b.row_count,
-           b.objects AND COALESCE((SELECT max(p.paths_in_bucket) FROM paths p WHERE p.i = b.i), 0) <= ${maxPathsPerBucket}
+    SELECT k.organization_id, k.source_id, k.captured_hour, k.received_hour, k.requested_hour, b.row_count, b.complete
       FROM buckets b JOIN k ON k.i = b.i
     RETURNING 1
   ),
@@ -107,8 +109,7 @@ WITH RECURSIVE
                                       array_count, other_count)
     SELECT k.organization_id, k.source_id, k.captured_hour, k.received_hour, k.requested_hour, p.path,
            p.number_count, p.number_sum, p.number_min, p.number_max, p.array_count, p.other_count
-      FROM paths p JOIN k ON k.i = p.i JOIN buckets b ON b.i = p.i
-     WHERE b.objects AND p.paths_in_bucket <= ${maxPathsPerBucket}
+      FROM paths p JOIN buckets b ON b.i = p.i AND b.complete JOIN k ON k.i = p.i
     RETURNING 1
   )
 SELECT (SELECT count(*) FROM inserted_buckets) AS buckets, (SELECT count(*) FROM inserted_paths) AS paths`;
@@ -138,6 +139,8 @@ export async function materializeReadingRollups(
     if (!locked) return { buckets: 0, marks: 0, ran: false };
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
     open = true;
+    // The nodes of a pass (~5 per reading) stay in memory for the aggregation.
+    await client.query(`SET LOCAL work_mem = '64MB'`);
     const marked = await client.query<MarkedBucket>(
       `SELECT array_agg(id)::text[] AS ids, organization_id, source_id, captured_hour::text,
               received_hour::text, requested_hour::text
