@@ -1,7 +1,15 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
-import { materializeAllReadingRollups } from '../../src/domain/data/rollups/reading-rollup-materializer.ts';
+import {
+  enqueueReadingRollups,
+  registerReadingRollupJob,
+} from '../../src/domain/data/rollups/reading-rollup-job.ts';
+import {
+  materializeAllReadingRollups,
+  materializeReadingRollups,
+} from '../../src/domain/data/rollups/reading-rollup-materializer.ts';
+import { createJobQueue } from '../../src/infra/jobs/job-queue.ts';
 import { createDatabase, type Database } from '../../src/infra/postgres/database.ts';
 import { migrate } from '../../src/infra/postgres/migrate.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
@@ -145,4 +153,194 @@ test('marks, materializer, and the rollup path equal to the raw path at every st
   const theirs = await both(other);
   assert.deepEqual(canonicalSet(theirs.rollup), canonicalSet(theirs.raw));
   for (const group of theirs.rollup as { max: unknown }[]) assert.equal(group.max, 1000);
+});
+
+// --- Races between writers and the materializer ------------------------------------------------------------
+
+const countPipeline = [
+  { $match: { time_received: { $gte: new Date(base), $lt: new Date(base + 100 * hour) } } },
+  { $group: { _id: null, n: { $sum: 1 }, total: { $sum: '$data.v' }, max: { $max: '$data.v' } } },
+];
+
+async function exactCounts(): Promise<{ n: number; total: number; max: number }> {
+  const rollupSql = compileReadings(countPipeline, true);
+  assert.match(rollupSql, /ru_union/);
+  const rollup = await runAsOrganization(db, org, rollupSql);
+  const raw = await runAsOrganization(db, org, compileReadings(countPipeline, false));
+  assert.deepEqual(canonicalSet(rollup), canonicalSet(raw));
+  const { n, total, max } = (rollup[0] ?? { n: 0, total: 0, max: 0 }) as Record<string, number>;
+  return { n: n as number, total: total as number, max: max as number };
+}
+
+/** `count` readings of source 0 in hour `at` with data.v = value. */
+function inHour(at: number, count: number, value: number): RollupReading[] {
+  return Array.from({ length: count }, (_, i) => ({
+    source: 0,
+    receivedMs: base + at * hour + i * 1000,
+    requestedMs: base + at * hour + i * 1000,
+    data: { v: value },
+  }));
+}
+
+async function freshClean(): Promise<void> {
+  await db.query('TRUNCATE readings');
+  await insertReadings(db, org, sources, inHour(40, 5, 1));
+  await materializeAllReadingRollups(db, signal);
+  assert.equal((await rollupCounts(db)).marks, 0);
+}
+
+test('a writer committing while the materializer recomputes keeps its mark (and the query stays exact)', async () => {
+  await freshClean();
+  await insertReadings(db, org, sources, inHour(40, 2, 2));
+  const pass = await materializeReadingRollups(db, signal, {
+    // After the pass read its marks (its snapshot is taken): a writer commits rows into the same bucket.
+    afterMarksRead: async () => {
+      await insertReadings(db, org, sources, inHour(40, 3, 10));
+    },
+  });
+  assert.equal(pass.buckets, 1);
+  assert.ok((await rollupCounts(db)).marks > 0, "the concurrent writer's mark survives the pass");
+  assert.deepEqual(await exactCounts(), { n: 10, total: 39, max: 10 });
+  await materializeAllReadingRollups(db, signal);
+  assert.equal((await rollupCounts(db)).marks, 0);
+  assert.deepEqual(await exactCounts(), { n: 10, total: 39, max: 10 });
+});
+
+test('a writer whose transaction spans a whole pass: its rows and mark appear together', async () => {
+  await freshClean();
+  const writer = await db.connect();
+  let committed = false;
+  try {
+    await writer.query('BEGIN');
+    await insertReadings(writer, org, sources, inHour(41, 4, 7));
+    // The pass runs while the writer's rows and mark are uncommitted: it sees neither.
+    await insertReadings(db, org, sources, inHour(40, 1, 3));
+    const pass = await materializeReadingRollups(db, signal);
+    assert.equal(pass.buckets, 1);
+    assert.deepEqual(await exactCounts(), { n: 6, total: 8, max: 3 });
+    await writer.query('COMMIT');
+    committed = true;
+  } finally {
+    if (!committed) await writer.query('ROLLBACK');
+    writer.release();
+  }
+  assert.ok((await rollupCounts(db)).marks > 0);
+  assert.deepEqual(await exactCounts(), { n: 10, total: 36, max: 7 });
+  await materializeAllReadingRollups(db, signal);
+  assert.deepEqual(await exactCounts(), { n: 10, total: 36, max: 7 });
+});
+
+test('deletes mark their buckets, also while the materializer runs', async () => {
+  await freshClean();
+  await insertReadings(db, org, sources, inHour(42, 3, 5));
+  await materializeAllReadingRollups(db, signal);
+  // A delete committed after the pass's snapshot: the pass recomputes hour 42 with the deleted rows, and
+  // the delete's mark keeps the bucket dirty.
+  await insertReadings(db, org, sources, inHour(42, 1, 6));
+  await materializeReadingRollups(db, signal, {
+    afterMarksRead: async () => {
+      await db.query('DELETE FROM readings WHERE organization_id = $1 AND time_received >= $2', [
+        org,
+        new Date(base + 42 * hour),
+      ]);
+    },
+  });
+  assert.ok((await rollupCounts(db)).marks > 0);
+  assert.deepEqual(await exactCounts(), { n: 5, total: 5, max: 1 });
+  await materializeAllReadingRollups(db, signal);
+  assert.deepEqual(await exactCounts(), { n: 5, total: 5, max: 1 });
+  const buckets = await db.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM reading_rollup_buckets WHERE received_hour = $1',
+    [new Date(base + 42 * hour)],
+  );
+  assert.equal(buckets.rows[0]?.n, 0, 'a bucket whose rows are all gone has no rollup');
+});
+
+test('one pass at a time: a second materializer does nothing while the first holds the lock', async () => {
+  await freshClean();
+  await insertReadings(db, org, sources, inHour(43, 2, 4));
+  let second: Awaited<ReturnType<typeof materializeReadingRollups>> | undefined;
+  const first = await materializeReadingRollups(db, signal, {
+    afterMarksRead: async () => {
+      second = await materializeReadingRollups(db, signal);
+    },
+  });
+  assert.equal(first.ran, true);
+  assert.deepEqual(second, { buckets: 0, marks: 0, ran: false });
+  assert.equal((await rollupCounts(db)).marks, 0);
+});
+
+test('the rollup views show the query role only its own organization, and the tables not at all', async () => {
+  await freshClean();
+  await insertReadings(db, other, otherSources, inHour(40, 3, 100));
+  await materializeAllReadingRollups(db, signal);
+  await insertReadings(db, other, otherSources, inHour(44, 1, 100)); // a mark of the other organization
+  const ownIds = new Set(sources.map((source) => source.id));
+  for (const view of [
+    'reading_sources',
+    'reading_rollup_buckets',
+    'reading_rollup_marks',
+    'reading_bucket_rows',
+  ]) {
+    const rows = (await runAsOrganization(
+      db,
+      org,
+      `SELECT json_build_object('source', source_id::text) AS doc FROM sensordata.${view}`,
+    )) as { source: string }[];
+    for (const row of rows) assert.ok(ownIds.has(row.source), `${view} shows a foreign source`);
+  }
+  const paths = (await runAsOrganization(
+    db,
+    org,
+    `SELECT json_build_object('n', count(*)) AS doc FROM sensordata.reading_rollup_paths p
+      WHERE p.source_id = ANY(ARRAY[${otherSources.map((source) => source.id).join(', ')}]::bigint[])`,
+  )) as { n: number }[];
+  assert.equal(paths[0]?.n, 0);
+  for (const table of ['reading_rollup_buckets', 'reading_rollup_paths', 'reading_rollup_marks']) {
+    await assert.rejects(
+      runAsOrganization(db, org, `SELECT json_build_object('n', count(*)) AS doc FROM public.${table}`),
+      /permission denied/,
+    );
+  }
+  // Without a valid token the views are empty.
+  const client = await db.connect();
+  try {
+    await client.query('BEGIN READ ONLY');
+    await client.query('SET LOCAL ROLE mcloud_query');
+    const { rows } = await client.query<{ n: number }>(
+      'SELECT (SELECT count(*) FROM sensordata.reading_rollup_buckets) + (SELECT count(*) FROM sensordata.reading_rollup_marks) AS n',
+    );
+    assert.equal(Number(rows[0]?.n), 0);
+  } finally {
+    await client.query('ROLLBACK');
+    client.release();
+  }
+});
+
+test('the materializer job on the job queue keeps recomputing dirty buckets', async () => {
+  await freshClean();
+  const errors: unknown[] = [];
+  const queue = createJobQueue({ connectionString: database.url, pollIntervalMs: 50 });
+  registerReadingRollupJob(queue, db, { intervalMs: 50, onError: (error) => errors.push(error) });
+  await queue.start();
+  try {
+    await enqueueReadingRollups(db);
+    await enqueueReadingRollups(db); // the job key keeps one pending job
+    for (const at of [45, 46]) {
+      await insertReadings(db, org, sources, inHour(at, 2, 9));
+      const deadline = Date.now() + 15_000;
+      while ((await rollupCounts(db)).marks > 0) {
+        assert.ok(Date.now() < deadline, 'the job did not materialize within 15 s');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    }
+    assert.deepEqual(await exactCounts(), { n: 9, total: 41, max: 9 });
+    const pending = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM graphile_worker.jobs WHERE task_identifier = 'reading-rollups'`,
+    );
+    assert.ok((pending.rows[0]?.n ?? 0) <= 2, 'one chain of jobs, not one per run');
+  } finally {
+    await queue.stop();
+  }
+  assert.deepEqual(errors, []);
 });
