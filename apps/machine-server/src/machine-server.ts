@@ -214,11 +214,18 @@ export async function startMachineServer(
             : 'Reconfigure NOT allowed by maintenance sensor, but Cloud/Auth/Network config changes will be applied',
           { reason: decision.reason },
         );
-        if (!diff.networkEqual)
-          await notifyExtensions(
-            { ...current, cloud: next.cloud, network: next.network, auth: next.auth },
-            diff,
-          );
+        if (!diff.networkEqual) {
+          // The running config takes the new cloud/network/auth sections (API keys, location secrets,
+          // bind address) while its resources stay as they are until the window opens.
+          current = {
+            ...current,
+            cloud: next.cloud,
+            network: next.network,
+            auth: next.auth,
+            enableWebProfile: next.enableWebProfile,
+          };
+          await notifyExtensions(current, diff);
+        }
         return;
       }
       if (lastBlocked !== undefined) {
