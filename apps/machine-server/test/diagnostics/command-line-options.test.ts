@@ -5,6 +5,7 @@
  * -untrusted-env.
  */
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -44,20 +45,41 @@ test('-cpuprofile writes a V8 CPU profile at a clean shutdown; -output-telemetry
   const dir = await mkdtemp(path.join(tmpdir(), 'ms-cpuprofile-'));
   try {
     const profileFile = path.join(dir, 'run.cpuprofile');
+    const captured = {
+      ...sensor,
+      service_configs: [
+        {
+          type: 'data_manager',
+          attributes: { capture_methods: [{ method: 'Readings', capture_frequency_hz: 50 }] },
+        },
+      ],
+    };
+    const dataManager = {
+      name: 'dm',
+      api: 'rdk:service:data_manager',
+      model: 'builtin',
+      attributes: { sync_disabled: true },
+    };
     const machine = await start({
-      config: { network, components: [sensor] },
+      config: { network, components: [captured], services: [dataManager] },
       args: ['-cpuprofile', profileFile, '-output-telemetry', '-disable-mdns'],
       env: { MCLOUD_TELEMETRY_INTERVAL_MS: '100' },
     });
     await machine.waitForLine(/machine-server ready/);
     const mark = machine.lines.length;
-    await machine.waitForLine(/^\{"telemetry":/, 10_000, mark);
+    await machine.waitForLine(
+      /^\{"telemetry":.*"data_manager\.rdk:service:data_manager\/dm\.captured_readings":[1-9]/,
+      10_000,
+      mark,
+    );
     const telemetry = machine.lines
       .filter((line) => line.startsWith('{"telemetry":'))
       .map((line) => JSON.parse(line) as { telemetry: Record<string, number>; at: string });
     const last = telemetry.at(-1);
     assert.ok((last?.telemetry['process.rss_bytes'] ?? 0) > 10_000_000);
-    assert.equal(last?.telemetry['resources.ready'], 1);
+    assert.equal(last?.telemetry['resources.ready'], 2);
+    assert.equal(last?.telemetry['data_manager.rdk:service:data_manager/dm.collectors'], 1);
+    if (existsSync('/proc/net/dev')) assert.ok((last?.telemetry['net.rx_bytes'] ?? -1) >= 0);
     assert.ok(Number.isFinite(last?.telemetry['process.cpu_user_percent']));
     assert.ok(!Number.isNaN(Date.parse(last?.at ?? '')));
     assert.match(
