@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -132,6 +132,19 @@ describe('machine-server with a local config', () => {
     const built = machine.lines.slice(mark).filter((line) => /resource built/.test(line));
     assert.equal(built.length, 1, built.join('\n'));
     assert.match(built[0] ?? '', /sensor\/new/);
+
+    // An editor's atomic save (write a temp file, rename it over the config) is seen too.
+    mark = machine.lines.length;
+    const temp = `${machine.configPath}.swp`;
+    await writeFile(
+      temp,
+      JSON.stringify({
+        components: [...config.components, { name: 'saved', type: 'sensor', model: 'fake' }],
+        network: { bind_address: '127.0.0.1:0' },
+      }),
+    );
+    await rename(temp, machine.configPath);
+    await machine.waitForLine(/resource built.*sensor\/saved/, 15_000, mark);
     assert.equal(await machine.stop(), 0);
   });
 
