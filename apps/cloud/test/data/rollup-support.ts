@@ -3,7 +3,7 @@ import { serialize } from 'bson';
 import { ensureReadingPartitions, monthIndexOf } from '../../src/domain/data/ingest/reading-partitions.ts';
 import { compilePipeline, readingsSource } from '../../src/domain/data/mql/mql-compiler.ts';
 import { decodeStage } from '../../src/domain/data/mql/mql-values.ts';
-import { compileRollupPrefix } from '../../src/domain/data/mql/rollups/rollup-union.ts';
+import { rollupPrefixCompiler } from '../../src/domain/data/mql/rollups/rollup-union.ts';
 import type { Database } from '../../src/infra/postgres/database.ts';
 import { fromTagged } from './mql-support.ts';
 
@@ -104,9 +104,15 @@ export function readingDocument(
   };
 }
 
-export function compileReadings(pipeline: readonly object[], rollups: boolean): string {
+/** `rollups`: with the rollup prefix; `maxProbedBuckets` 0 reads raw buckets with one scan of the range. */
+export function compileReadings(
+  pipeline: readonly object[],
+  rollups: boolean,
+  maxProbedBuckets?: number,
+): string {
   const stages = pipeline.map((stage, index) => decodeStage(serialize(stage), index));
-  const source = rollups ? { ...readingsSource(), rollupPrefix: compileRollupPrefix } : readingsSource();
+  const rollupPrefix = rollupPrefixCompiler(maxProbedBuckets === undefined ? {} : { maxProbedBuckets });
+  const source = rollups ? { ...readingsSource(), rollupPrefix } : readingsSource();
   return compilePipeline(stages, source).sql;
 }
 

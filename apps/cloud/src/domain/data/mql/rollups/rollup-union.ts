@@ -143,24 +143,41 @@ function bucketsCte(plan: RollupPlan, slots: Map<string, PathSlot>): string {
    WHERE ${conditions.join(' AND ')}`;
 }
 
-function rawCte(plan: RollupPlan): string {
-  const keys = keyColumns.join(', ');
+/**
+ * Raw rows of the dirty and unusable buckets, two ways; a one-time filter on their number runs exactly one:
+ * a few buckets → one readings_source_time probe per bucket (OFFSET 0 keeps the LATERAL subquery apart, so
+ * the per-bucket conditions reach the security-barrier view as parameters); many (nothing materialized
+ * yet) → one scan of the range, as the raw compiled SQL does, keeping rows whose bucket is in the set.
+ */
+const defaultMaxProbedBuckets = 256;
+
+function rawCte(plan: RollupPlan, maxProbedBuckets: number): string {
   const rowBounds = plan.bounds.map(
     (bound) => `r.${rowTimeColumns[bound.field]} ${bound.op} ${timestampLiteral(bound.at)}`,
   );
+  // time_requested equals captured_at (the partition key) whenever it is set: the same bound prunes.
+  for (const bound of plan.bounds) {
+    if (bound.field === 'requested_hour')
+      rowBounds.push(`r.captured_at ${bound.op} ${timestampLiteral(bound.at)}`);
+  }
   const hourOf = (column: string) =>
     `COALESCE(date_trunc('hour', r.${column}, 'UTC'), 'infinity'::timestamptz)`;
-  // OFFSET 0 keeps the LATERAL subquery a subquery, so the per-bucket conditions reach the security-barrier
-  // view as parameters: an index scan of readings_source_time per bucket.
-  return `SELECT k.source_id, r.data
-    FROM (SELECT ${keys} FROM ru_dirty UNION ALL SELECT ${keys} FROM ru_buckets WHERE NOT usable) k
+  const probed = `SELECT k.source_id, r.data FROM ru_raw_keys k
     CROSS JOIN LATERAL (
       SELECT r.data FROM sensordata.reading_bucket_rows r
        WHERE r.source_id = k.source_id AND r.captured_at >= k.captured_hour
          AND r.captured_at < k.captured_hour + ${hourInterval}
          AND ${hourOf('time_received')} = k.received_hour AND ${hourOf('time_requested')} = k.requested_hour
          ${rowBounds.map((condition) => `AND ${condition}`).join(' ')}
-      OFFSET 0) r`;
+      OFFSET 0) r
+   WHERE (SELECT count(*) FROM ru_raw_keys) <= ${maxProbedBuckets}`;
+  const scanned = `SELECT r.source_id, r.data FROM sensordata.reading_bucket_rows r
+   WHERE (SELECT count(*) FROM ru_raw_keys) > ${maxProbedBuckets}
+     AND r.source_id IN (SELECT source_id FROM ru_src)
+     ${rowBounds.map((condition) => `AND ${condition}`).join(' ')}
+     AND (r.source_id, date_trunc('hour', r.captured_at, 'UTC'), ${hourOf('time_received')}, ${hourOf('time_requested')})
+         IN (SELECT ${keyColumns.join(', ')} FROM ru_raw_keys)`;
+  return `${probed}\n   UNION ALL\n   ${scanned}`;
 }
 
 function unionCte(slots: Map<string, PathSlot>): string {
@@ -236,11 +253,23 @@ function groupOutput(plan: RollupPlan, slots: Map<string, PathSlot>, union: Pipe
 
 /**
  * When the pipeline starts with a prefix the rollups answer, emits it and returns the state after its
- * `$group` and the number of stages consumed; otherwise undefined (and emits nothing).
+ * `$group` and the number of stages consumed; otherwise undefined (and emits nothing). Up to
+ * `maxProbedBuckets` raw buckets are read bucket by bucket, more with one scan of the range (default 256).
  */
-export function compileRollupPrefix(
+export function rollupPrefixCompiler(options: { maxProbedBuckets?: number } = {}) {
+  const maxProbedBuckets = options.maxProbedBuckets ?? defaultMaxProbedBuckets;
+  return (
+    stages: readonly MqlStage[],
+    builder: PipelineBuilder,
+  ): { state: PipelineState; consumed: number } | undefined => compileWith(stages, builder, maxProbedBuckets);
+}
+
+export const compileRollupPrefix = rollupPrefixCompiler();
+
+function compileWith(
   stages: readonly MqlStage[],
   builder: PipelineBuilder,
+  maxProbedBuckets: number,
 ): { state: PipelineState; consumed: number } | undefined {
   const plan = rollupPlanOf(stages);
   if (!plan) return undefined;
@@ -253,7 +282,9 @@ export function compileRollupPrefix(
        FROM sensordata.reading_rollup_marks m
       WHERE ${['m.source_id IN (SELECT source_id FROM ru_src)', ...bucketBounds('m', plan.bounds)].join(' AND ')})`,
     `ru_buckets AS MATERIALIZED (${bucketsCte(plan, slots)})`,
-    `ru_raw AS (${rawCte(plan)})`,
+    `ru_raw_keys AS MATERIALIZED (SELECT ${keyColumns.join(', ')} FROM ru_dirty
+       UNION ALL SELECT ${keyColumns.join(', ')} FROM ru_buckets WHERE NOT usable)`,
+    `ru_raw AS (${rawCte(plan, maxProbedBuckets)})`,
     `ru_union AS (${unionCte(slots)})`,
   );
   const union: PipelineState = {
