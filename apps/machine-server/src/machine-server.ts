@@ -114,7 +114,12 @@ export async function startMachineServer(
   const localText = await readFile(options.configPath, 'utf8').catch((error: Error) => {
     throw invalidConfig('-config', `cannot read ${options.configPath}: ${error.message}`);
   });
-  const localJson = JSON.parse(substituteEnv(localText, options.env)) as JsonObject;
+  let localJson: JsonObject;
+  try {
+    localJson = JSON.parse(substituteEnv(localText, options.env)) as JsonObject;
+  } catch (error) {
+    throw invalidConfig('-config', `${options.configPath} is not valid JSON: ${errorMessage(error)}`);
+  }
   const localConfig = parseMachineConfig(localJson, { source: 'local' });
   const cloudSection = localConfig.cloud;
   let connection: CloudConnection | undefined;

@@ -148,6 +148,42 @@ describe('machine-server with a local config', () => {
     assert.equal(await machine.stop(), 0);
   });
 
+  it('at start-up: an invalid file waits to be fixed and then applies; a file that does not parse exits 1 naming it', async () => {
+    const invalid = {
+      components: [{ name: 's1', type: 'sensor', model: 'fake', attributes: { readings: 7 } }],
+    };
+    const machine = await startMachineProcess({ config: invalid, args: ['-debug'] });
+    running.push(machine);
+    const rejected = await machine.waitForLine(/reconfiguration aborted/);
+    assert.match(rejected, /components\[0\]\.attributes\.readings: must be an object/);
+    await machine.waitForLine(/the configuration file is invalid; waiting for it to be fixed/);
+    const mark = machine.lines.length;
+    await writeFile(
+      machine.configPath,
+      JSON.stringify({
+        components: [{ name: 's1', type: 'sensor', model: 'fake', attributes: { readings: { v: 1 } } }],
+        network: { bind_address: '127.0.0.1:0' },
+      }),
+    );
+    const applied = await machine.waitForLine(/initial configuration applied/, 15_000, mark);
+    assert.match(applied, /"built":1,"failed":0/);
+    assert.equal(await machine.stop(), 0);
+
+    const dir = await mkdtemp(path.join(tmpdir(), 'machine-server-test-'));
+    try {
+      const file = path.join(dir, 'broken.json');
+      await writeFile(file, '{"components": [');
+      const run = spawnSync(process.execPath, [binPath, '-config', file, '-ftdc=false', '-disable-mdns'], {
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+      assert.equal(run.status, 1, run.stdout + run.stderr);
+      assert.match(run.stdout + run.stderr, /-config: .*broken\.json is not valid JSON/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('answers -h, -version, -dump-resources and rejects unknown flags', async () => {
     const node = process.execPath;
     const help = spawnSync(node, [binPath, '-h'], { encoding: 'utf8' });
