@@ -87,6 +87,25 @@ describe('machine-server managed by the cloud', () => {
     assert.equal(await machine.stop(), 0);
   });
 
+  it('deletes a cache that cannot be read and starts with nothing while the cloud is unreachable', async () => {
+    const cache = path.join(firstDir, 'viam-home', `cached_cloud_config_${part.partId}.json`);
+    await writeFile(cache, '{"components": [', { mode: 0o600 });
+    const machine = await startMachineProcess({
+      config: { cloud: { app_address: 'http://127.0.0.1:9', id: part.partId, secret: part.secret } },
+      dir: firstDir,
+      env: { MCLOUD_MACHINE_CONNECTION: 'off' },
+    });
+    machines.push(machine);
+    await machine.waitForLine(/error reading the configuration from the cloud/, 20_000);
+    const deadline = Date.now() + 10_000;
+    while ((await stat(cache).catch(() => undefined)) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    assert.equal(await stat(cache).catch(() => undefined), undefined, 'the unreadable cache is deleted');
+    assert.ok(!machine.lines.some((l) => /initial configuration applied|resource built/.test(l)));
+    assert.equal(await machine.stop(), 0);
+  });
+
   it('applies a pushed change at once (the poll is 60 s)', async () => {
     const pushed = await createCloudPart(t, 'push-machine');
     await setPartConfig(pushed, { components: fakeSensors(2) });
