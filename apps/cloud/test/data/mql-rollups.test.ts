@@ -321,7 +321,11 @@ test('the materializer job on the job queue keeps recomputing dirty buckets', as
   await freshClean();
   const errors: unknown[] = [];
   const queue = createJobQueue({ connectionString: database.url, pollIntervalMs: 50 });
-  registerReadingRollupJob(queue, db, { intervalMs: 50, onError: (error) => errors.push(error) });
+  registerReadingRollupJob(queue, db, {
+    intervalMs: 50,
+    settleMs: 0,
+    onError: (error) => errors.push(error),
+  });
   await queue.start();
   try {
     await enqueueReadingRollups(db);
@@ -343,4 +347,16 @@ test('the materializer job on the job queue keeps recomputing dirty buckets', as
     await queue.stop();
   }
   assert.deepEqual(errors, []);
+});
+
+test('a bucket still being written to waits for its settle time', async () => {
+  await freshClean();
+  await insertReadings(db, org, sources, inHour(47, 2, 3));
+  const early = await materializeReadingRollups(db, signal, { settleMs: 60_000 });
+  assert.deepEqual(early, { buckets: 0, marks: 0, ran: true });
+  assert.deepEqual(await exactCounts(), { n: 7, total: 11, max: 3 });
+  await db.query(`UPDATE reading_rollup_marks SET marked_at = marked_at - interval '61 seconds'`);
+  const settled = await materializeReadingRollups(db, signal, { settleMs: 60_000 });
+  assert.equal(settled.buckets, 1);
+  assert.deepEqual(await exactCounts(), { n: 7, total: 11, max: 3 });
 });

@@ -18,6 +18,8 @@ export interface ReadingRollupJobOptions {
   intervalMs?: number;
   /** Longest a run keeps recomputing before it yields the worker (default 30 s). */
   budgetMs?: number;
+  /** A bucket is recomputed once its newest mark is this old (default 60 s; see MaterializeOptions). */
+  settleMs?: number;
   onError?: (error: unknown) => void;
 }
 
@@ -38,7 +40,10 @@ export function registerReadingRollupJob(
   const intervalMs = options.intervalMs ?? 10_000;
   queue.register(readingRollupJob, async (_payload, context) => {
     try {
-      await materializeAllReadingRollups(db, context.signal, { budgetMs: options.budgetMs ?? 30_000 });
+      await materializeAllReadingRollups(db, context.signal, {
+        budgetMs: options.budgetMs ?? 30_000,
+        settleMs: options.settleMs ?? 60_000,
+      });
     } catch (error) {
       // Stopping: the queue retries this job later (one chain). Otherwise report and go on with the next run
       // (a retry of this job AND the next run would be two chains).

@@ -40,6 +40,11 @@ export interface MaterializePassResult {
 
 export interface MaterializeOptions {
   maxBuckets?: number;
+  /**
+   * Only buckets whose newest mark is at least this old (by the database clock; default 0): a bucket still
+   * being written to is recomputed once it settles, not after every upload (queries read it raw meanwhile).
+   */
+  settleMs?: number;
   /** Between the read of the marks and the recomputation (tests use it to interleave writers). */
   afterMarksRead?: () => Promise<void>;
 }
@@ -144,8 +149,10 @@ export async function materializeReadingRollups(
     const marked = await client.query<MarkedBucket>(
       `SELECT array_agg(id)::text[] AS ids, organization_id, source_id, captured_hour::text,
               received_hour::text, requested_hour::text
-         FROM reading_rollup_marks GROUP BY ${bucketKeyColumns} ORDER BY min(id) LIMIT $1`,
-      [maxBuckets],
+         FROM reading_rollup_marks GROUP BY ${bucketKeyColumns}
+        HAVING max(marked_at) <= now() - $2::double precision * interval '1 millisecond'
+        ORDER BY min(id) LIMIT $1`,
+      [maxBuckets, options.settleMs ?? 0],
     );
     if (marked.rows.length === 0) {
       await client.query('COMMIT');
