@@ -368,6 +368,34 @@ describe('hot storage and custom indexes', () => {
     await expectRpcError(sdk.client.dataClient.listIndexes(foreignOrg, HOT_STORE), Code.PermissionDenied);
   });
 
+  test('a unique index over a path where documents hold arrays is refused (InvalidArgument), not built half-enforcing', async () => {
+    // The hot store now holds two documents with uid ['a'] (previous test): MongoDB would enforce the
+    // uniqueness per array element across documents, which a PostgreSQL index cannot.
+    const before = await indexNames();
+    const refused = await expectRpcError(
+      sdk.client.dataClient.createIndex(
+        sdk.organizationId,
+        HOT_STORE,
+        spec({ 'data.readings.uid': 1, time_received: 1 }, { name: 'uid_time', unique: true }),
+      ),
+      Code.InvalidArgument,
+    );
+    assert.match(
+      refused.rawMessage,
+      /^index_spec\.options\.unique: documents with an array at a key of unique index "uid_time" \(2 at data\.readings\.uid\): MongoDB enforces a unique index per array element across documents, which a PostgreSQL index cannot.*nothing was created$/,
+    );
+    assert.deepEqual(await indexNames(), before);
+    const pgIndexes = await customPgIndexes(sdk.testCloud.cloud.deps.db, 'hot_readings');
+    assert.equal(pgIndexes.length, before.length);
+    // Without unique, the same keys are fine.
+    await sdk.client.dataClient.createIndex(
+      sdk.organizationId,
+      HOT_STORE,
+      spec({ 'data.readings.uid': 1, time_received: 1 }, { name: 'uid_time' }),
+    );
+    await sdk.client.dataClient.deleteIndex(sdk.organizationId, HOT_STORE, 'uid_time');
+  });
+
   test('CreateIndex again: identical spec is a no-op, another spec under the name or the same keys under another name AlreadyExists', async () => {
     const before = await indexNames();
     const byName = spec(

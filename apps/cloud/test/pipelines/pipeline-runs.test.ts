@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { BSON } from 'bson';
+import { createCustomIndex } from '../../src/domain/data/indexes/custom-indexes.ts';
 import { tabularDataByMql } from '../../src/domain/data/mql/tabular-data-by-mql.ts';
 import { acquireQuerySlot } from '../../src/domain/data/query-access/query-gate.ts';
 import {
@@ -314,6 +315,36 @@ test('a transient failure is retried with backoff, each attempt recorded, then t
       ['failed', 1],
     ],
   );
+  await cleanUp(id);
+});
+
+test('output with an array at a key of a unique sink index FAILS the run (not retried), nothing written', async () => {
+  nowMs = at('2025-03-20T10:30:00Z');
+  await seedReadings(t.cloud, part, { componentName: 'tagged' }, [
+    { capturedAtMs: at('2025-03-20T10:20:00Z'), data: { readings: { temperature: 1 } } },
+  ]);
+  const id = await createPipeline('unique-sink', {
+    stages: [BSON.serialize({ $group: { _id: null, names: { $push: '$component_name' }, n: { $sum: 1 } } })],
+  });
+  await createCustomIndex(
+    { db: t.cloud.deps.db, clock },
+    ownerOf(organizationId),
+    { organizationId, collection: 'pipeline_sink', pipelineName: 'unique-sink' },
+    [BSON.serialize({ keys: { names: 1 }, options: { unique: true } })],
+    signal(),
+  );
+  nowMs = at('2025-03-20T11:00:00Z');
+  await pass();
+  assert.deepEqual(await drain(), ['failed']);
+  const [run] = await runsOf(id);
+  assert.equal(
+    run?.error,
+    'output: documents with an array at a key of unique index "names_1" (1 at names): MongoDB enforces a unique index per array element across documents, which a PostgreSQL index cannot, so they are refused — drop unique or index a path without arrays; nothing was written',
+  );
+  assert.deepEqual(await sinkOf(id), []);
+  nowMs = at('2025-03-20T11:59:00Z');
+  assert.equal((await pass()).retried, 0);
+  assert.equal(queued.length, 0);
   await cleanUp(id);
 });
 

@@ -1,4 +1,5 @@
 import { type Database, withTransaction } from '../../infra/postgres/database.ts';
+import { refuseRunOutputArraysUnderUnique } from '../data/indexes/custom-indexes.ts';
 import { compilePipeline, type MqlSource, readingsSource } from '../data/mql/mql-compiler.ts';
 import { decodeStage } from '../data/mql/mql-values.ts';
 import { mqlSourceFor } from '../data/mql/tabular-data-by-mql.ts';
@@ -235,6 +236,7 @@ async function writeOutput(
          FROM unnest($5::jsonb[], $6::text[]) AS t(doc, oid)`,
         [run.organization_id, run.pipeline_id, run.id, marker, documents, objectIds],
       );
+      await refuseRunOutputArraysUnderUnique(client, run.organization_id, run.pipeline_id, run.id);
     }
     return true;
   });

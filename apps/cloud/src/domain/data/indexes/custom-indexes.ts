@@ -7,7 +7,14 @@ import type { Clock } from '../../shared/clock.ts';
 import { requireNonEmpty, requireUuid } from '../../validate.ts';
 import { type IndexDdlSession, throwIfCancelled, withIndexDdlLock } from './index-ddl-lock.ts';
 import { type IndexDocuments, type IndexSpec, parseIndexSpec } from './index-spec.ts';
-import { createIndexSql, hotStoreTarget, type IndexTarget, pipelineSinkTarget } from './index-sql.ts';
+import {
+  arrayKeyCountSql,
+  arrayUnderUniqueMessage,
+  createIndexSql,
+  hotStoreTarget,
+  type IndexTarget,
+  pipelineSinkTarget,
+} from './index-sql.ts';
 
 /**
  * CreateIndex / ListIndexes / DeleteIndex (wire-protocol §2.3–2.4) for the hot store and pipeline sinks.
@@ -158,8 +165,35 @@ export async function createCustomIndex(
       );
     }
     throwIfCancelled(signal);
+    // Unique over arrays: refused before the build, and after it (documents that arrived meanwhile).
+    await refuseArraysUnderUnique(session.client, resolved, spec);
     await buildIndex(deps, session, resolved, spec, signal);
+    try {
+      await refuseArraysUnderUnique(session.client, resolved, spec);
+    } catch (error) {
+      const built = await selectIndexes(session.client, resolved);
+      const row = built.find((index) => index.index_name === spec.name);
+      if (row) await dropIndex(session.client, resolved.organizationId, row.pg_index_name);
+      throw error;
+    }
   });
+}
+
+async function refuseArraysUnderUnique(
+  client: Queryable,
+  scope: ResolvedScope,
+  spec: IndexSpec,
+): Promise<void> {
+  if (!spec.unique) return;
+  const paths = spec.keys.map((key) => key.path).filter((path) => !scope.target.columns.includes(path));
+  if (paths.length === 0) return;
+  const counts = await client.query<{ path: string; n: number }>(arrayKeyCountSql(scope.target, paths));
+  if (counts.rows.length > 0) {
+    throw new DomainError(
+      'InvalidArgument',
+      `index_spec.options.unique: ${arrayUnderUniqueMessage(spec.name, counts.rows)}; nothing was created`,
+    );
+  }
 }
 
 async function buildIndex(
@@ -302,6 +336,41 @@ export async function deleteCustomIndex(
  * Drops the custom indexes of a deleted pipeline's sink (call after the pipeline row is gone; anything
  * missed is swept by the organization's next index DDL).
  */
+/**
+ * Refuses a pipeline run's output (already inserted in the caller's transaction, which then rolls back)
+ * when a document reaches an array at a key of one of the sink's unique indexes: InvalidArgument naming
+ * the index and paths.
+ */
+export async function refuseRunOutputArraysUnderUnique(
+  client: Queryable,
+  organizationId: string,
+  pipelineId: string,
+  runId: string,
+): Promise<void> {
+  const indexes = await client.query<{ index_name: string; spec_json: string }>(
+    `SELECT index_name, spec_json FROM custom_indexes
+      WHERE organization_id = $1 AND collection_type = 'pipeline_sink' AND pipeline_name = $2`,
+    [organizationId, pipelineId],
+  );
+  const target = pipelineSinkTarget(pipelineId);
+  for (const index of indexes.rows) {
+    const spec = JSON.parse(index.spec_json) as {
+      key: Record<string, number>;
+      options: { unique?: boolean };
+    };
+    if (spec.options.unique !== true) continue;
+    const counts = await client.query<{ path: string; n: number }>(
+      arrayKeyCountSql(target, Object.keys(spec.key), runId),
+    );
+    if (counts.rows.length > 0) {
+      throw new DomainError(
+        'InvalidArgument',
+        `output: ${arrayUnderUniqueMessage(index.index_name, counts.rows)}; nothing was written`,
+      );
+    }
+  }
+}
+
 export async function dropPipelineIndexes(
   db: Database,
   organizationId: string,

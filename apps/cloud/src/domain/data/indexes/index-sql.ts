@@ -7,7 +7,8 @@ import type { IndexSpec, PartialCondition } from './index-spec.ts';
  * views' security barrier — migration 0015), `DESC` for -1, UNIQUE when asked, and a partial predicate that
  * always starts with the owner (the organization for the hot store, the pipeline for a sink): each index
  * covers only its owner's rows, and its uniqueness holds within them. A unique index leaves out documents
- * whose keys reach an array (they would all share the key '['). Built CONCURRENTLY: writes continue.
+ * whose keys reach an array (they would all share the key '['): CreateIndex refuses it while such documents
+ * exist and pipeline runs refuse such output (`arrayKeyCountSql`). Built CONCURRENTLY: writes continue.
  */
 
 export interface IndexTarget {
@@ -63,6 +64,35 @@ function conditionSql(target: IndexTarget, condition: PartialCondition): string 
   const type = typeof condition.value === 'number' ? 'number' : typeof condition.value;
   // MongoDB compares within one type; jsonb orders across types, so the type is pinned.
   return `(jsonb_typeof(${value}) = ${quoteText(type)} AND ${value} ${operator} ${jsonbLiteral(condition.value)})`;
+}
+
+/**
+ * For a unique index: how many of the owner's documents (or of one pipeline run's, `runId`) reach an array
+ * at each document key path — `SELECT path, n`, one row per such path. MongoDB enforces a unique index per
+ * array element across documents, which no PostgreSQL expression index can; such documents are refused
+ * instead of being silently left out (docs/custom-indexes.md).
+ */
+export function arrayKeyCountSql(target: IndexTarget, paths: readonly string[], runId?: string): string {
+  const where = runId ? `run_id = ${quoteText(runId)}::uuid` : target.owner;
+  const counts = paths
+    .filter((path) => !target.columns.includes(path))
+    .map((path) => {
+      // The values MongoDB would index: an array on the way maps the rest of the path over its elements.
+      // None (`[]`: no element has the field, or an empty array) is like a missing field, which the index
+      // does not constrain either.
+      const values = `sensordata.mql_path(${target.dataColumn}, ${textArrayLiteral(dataSteps(target, path))})`;
+      return `SELECT ${quoteText(path)} AS path, count(*)::int AS n FROM ${target.table} WHERE ${where} AND ${keyExpression(target, path)} = '[' AND ${values} <> '[]'::jsonb`;
+    });
+  return `SELECT path, n FROM (${counts.join(' UNION ALL ')}) AS counts WHERE n > 0`;
+}
+
+/** The InvalidArgument message for documents with arrays under a unique index. */
+export function arrayUnderUniqueMessage(
+  index: string,
+  counts: readonly { path: string; n: number }[],
+): string {
+  const found = counts.map((count) => `${count.n} at ${count.path}`).join(', ');
+  return `documents with an array at a key of unique index ${JSON.stringify(index)} (${found}): MongoDB enforces a unique index per array element across documents, which a PostgreSQL index cannot, so they are refused — drop unique or index a path without arrays`;
 }
 
 export function createIndexSql(target: IndexTarget, spec: IndexSpec, pgIndexName: string): string {
