@@ -66,17 +66,25 @@ export async function runNetworkChecks(options: NetworkCheckOptions): Promise<Ne
   const cloud = parseAppAddress(options.appAddress);
   const checks: [string, (signal: AbortSignal) => Promise<string>][] = [];
   const names = [...new Set([...(cloud && !isIP(cloud.host) ? [cloud.host] : []), ...targets.dnsNames])];
+  // getaddrinfo blocks a libuv pool thread (shared with file I/O) while DNS is unreachable: one at a
+  // time. Every other name goes through c-ares (Resolver), which does not use the pool.
+  let systemLookups: Promise<unknown> = Promise.resolve();
+  const systemLookup = (name: string) => {
+    const result = systemLookups.then(() => lookup(name, { all: true }));
+    systemLookups = result.catch(() => {});
+    return result;
+  };
   for (const name of names) {
-    checks.push([`dns system ${name}`, async () => addresses(await lookup(name, { all: true }))]);
+    checks.push([`dns system ${name}`, async () => addresses(await systemLookup(name))]);
     for (const server of targets.dnsServers) {
       checks.push([`dns ${server} ${name}`, (signal) => resolveWith(server, name, timeoutMs, signal)]);
     }
   }
   for (const server of targets.udpStunServers) {
-    checks.push([`udp stun ${server}`, (signal) => udpStun(server, signal)]);
+    checks.push([`udp stun ${server}`, (signal) => udpStun(server, timeoutMs, signal)]);
   }
   for (const server of targets.tcpStunServers) {
-    checks.push([`tcp stun ${server}`, (signal) => tcpStun(server, signal)]);
+    checks.push([`tcp stun ${server}`, (signal) => tcpStun(server, timeoutMs, signal)]);
   }
   if (cloud) {
     checks.push([`tcp ${cloud.host}:${cloud.port}`, (signal) => tcpConnect(cloud.host, cloud.port, signal)]);
@@ -149,6 +157,17 @@ async function resolveWith(server: string, name: string, timeoutMs: number, sign
   return (await resolver.resolve4(name)).join(', ');
 }
 
+/** `host:port` with the host resolved through c-ares (the system's DNS servers) unless it is an IP. */
+async function resolveHostPort(hostPort: string, timeoutMs: number, signal: AbortSignal) {
+  const { host, port } = splitHostPort(hostPort);
+  if (isIP(host)) return { host, port };
+  const resolver = new Resolver({ timeout: timeoutMs, tries: 1 });
+  signal.addEventListener('abort', () => resolver.cancel(), { once: true });
+  const [address] = await resolver.resolve4(host);
+  if (!address) throw new Error(`no IPv4 address for ${host}`);
+  return { host: address, port };
+}
+
 function splitHostPort(hostPort: string): { host: string; port: number } {
   const colon = hostPort.lastIndexOf(':');
   return {
@@ -192,8 +211,8 @@ export function stunMappedAddress(response: Buffer, request: Buffer): string {
   throw new Error('STUN response without a mapped IPv4 address');
 }
 
-function udpStun(server: string, signal: AbortSignal): Promise<string> {
-  const { host, port } = splitHostPort(server);
+async function udpStun(server: string, timeoutMs: number, signal: AbortSignal): Promise<string> {
+  const { host, port } = await resolveHostPort(server, timeoutMs, signal);
   const request = stunBindingRequest();
   return new Promise((resolve, reject) => {
     const socket = createSocket(isIP(host) === 6 ? 'udp6' : 'udp4');
@@ -219,8 +238,8 @@ function udpStun(server: string, signal: AbortSignal): Promise<string> {
   });
 }
 
-function tcpStun(server: string, signal: AbortSignal): Promise<string> {
-  const { host, port } = splitHostPort(server);
+async function tcpStun(server: string, timeoutMs: number, signal: AbortSignal): Promise<string> {
+  const { host, port } = await resolveHostPort(server, timeoutMs, signal);
   const request = stunBindingRequest();
   return new Promise((resolve, reject) => {
     const socket = connect({ host, port, signal });
