@@ -3,10 +3,12 @@
  * samples its metrics into `$VIAM_HOME/diagnostics.data/<part id>/machine-server-<UTC time>.ftdc`,
  * rolls files over at a (tiny, injected) size, and uploads every completed file to a real cloud with
  * DataSync FileUpload; each file is deleted locally once the cloud stored it, the one being written
- * stays. The stored bytes decode as FTDC with the process metrics.
+ * stays. The stored bytes decode as FTDC with the process metrics. While the cloud cannot be reached,
+ * nothing is deleted.
  */
 import assert from 'node:assert/strict';
 import { readdir, stat } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { startTestCloud, type TestCloud } from '@mcloud/cloud/testing';
@@ -95,4 +97,43 @@ test('completed FTDC files reach the cloud through FileUpload and are removed lo
 
   assert.equal(await machine.stop(), 0);
   assert.ok(!machine.lines.some((line) => /FTDC write failed|upload failed/.test(line)));
+});
+
+test('without an acknowledgement nothing is deleted: an unreachable cloud leaves every file in place', async () => {
+  // A port that refuses every connection: the machine cannot fetch its config nor upload.
+  const closed = createServer();
+  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+  const port = (closed.address() as { port: number }).port;
+  await new Promise<void>((resolve) => closed.close(() => resolve()));
+  const offline = await startMachineProcess({
+    config: { cloud: { app_address: `http://127.0.0.1:${port}`, id: part.partId, secret: part.secret } },
+    args: ['-ftdc', '-disable-mdns'],
+    env: {
+      MCLOUD_FTDC_INTERVAL_MS: '50',
+      MCLOUD_FTDC_MAX_FILE_BYTES: '1500',
+      MCLOUD_FTDC_UPLOAD_INTERVAL_MS: '200',
+    },
+  });
+  try {
+    const directory = path.join(offline.viamHome, 'diagnostics.data', part.partId);
+    const seen = new Set<string>();
+    await waitFor(
+      async () => {
+        for (const name of await readdir(directory).catch(() => [] as string[])) seen.add(name);
+        return seen.size >= 4;
+      },
+      20_000,
+      'four FTDC files',
+    );
+    const left = await readdir(directory);
+    assert.deepEqual(
+      [...seen].filter((name) => !left.includes(name)),
+      [],
+      'no file disappeared without an acknowledgement',
+    );
+    assert.equal(await offline.stop(), 0);
+  } finally {
+    await offline.stop();
+    await offline.cleanup();
+  }
 });
