@@ -1,21 +1,20 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
 import {
   materializeAllReadingRollups,
   materializeReadingRollups,
 } from '../../src/domain/data/rollups/reading-rollup-materializer.ts';
-import { createDatabase, type Database } from '../../src/infra/postgres/database.ts';
-import { migrate } from '../../src/infra/postgres/migrate.ts';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+import type { Database } from '../../src/infra/postgres/database.ts';
 import { canonicalSet, mingoAggregate } from './mql-support.ts';
 import {
   compileReadings,
-  createRollupSources,
+  createRollupTestContext,
+  dropRollupTestContext,
   insertReadings,
   type RollupReading,
   type RollupSource,
+  type RollupTestContext,
   readingDocument,
   runAsOrganization,
 } from './rollup-support.ts';
@@ -29,27 +28,21 @@ import {
  * organization's readings share the hours and sources' names: they must never count.
  */
 
-let database: TestDatabase;
+let context: RollupTestContext;
 let db: Database;
-const org = randomUUID();
-const other = randomUUID();
+let org: string;
+let other: string;
 let sources: RollupSource[];
 let otherSources: RollupSource[];
 const base = Date.parse('2025-03-10T00:00:00Z');
 const hour = 3_600_000;
 
 before(async () => {
-  database = await createTestDatabase();
-  db = createDatabase(database.url, 4);
-  await migrate(db);
-  sources = await createRollupSources(db, org);
-  otherSources = await createRollupSources(db, other);
+  context = await createRollupTestContext();
+  ({ db, org, other, sources, otherSources } = context);
 });
 
-after(async () => {
-  await db.end();
-  await database.drop();
-});
+after(() => dropRollupTestContext(context));
 
 const hundredths = (min: number, max: number) =>
   fc.integer({ min: min * 100, max: max * 100 }).map((n) => n / 100);

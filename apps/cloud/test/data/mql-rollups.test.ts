@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import {
   enqueueReadingRollups,
@@ -10,16 +9,17 @@ import {
   materializeReadingRollups,
 } from '../../src/domain/data/rollups/reading-rollup-materializer.ts';
 import { createJobQueue } from '../../src/infra/jobs/job-queue.ts';
-import { createDatabase, type Database } from '../../src/infra/postgres/database.ts';
-import { migrate } from '../../src/infra/postgres/migrate.ts';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+import type { Database } from '../../src/infra/postgres/database.ts';
+import type { TestDatabase } from '../support/test-database.ts';
 import { canonicalSet } from './mql-support.ts';
 import {
   compileReadings,
-  createRollupSources,
+  createRollupTestContext,
+  dropRollupTestContext,
   insertReadings,
   type RollupReading,
   type RollupSource,
+  type RollupTestContext,
   rollupCounts,
   runAsOrganization,
 } from './rollup-support.ts';
@@ -30,10 +30,11 @@ import {
  * between organizations.
  */
 
-let database: TestDatabase;
+let context: RollupTestContext;
 let db: Database;
-const org = randomUUID();
-const other = randomUUID();
+let database: TestDatabase;
+let org: string;
+let other: string;
 let sources: RollupSource[];
 let otherSources: RollupSource[];
 const base = Date.parse('2025-03-10T00:00:00Z');
@@ -41,17 +42,11 @@ const hour = 3_600_000;
 const signal = AbortSignal.timeout(120_000);
 
 before(async () => {
-  database = await createTestDatabase();
-  db = createDatabase(database.url, 4);
-  await migrate(db);
-  sources = await createRollupSources(db, org);
-  otherSources = await createRollupSources(db, other);
+  context = await createRollupTestContext();
+  ({ db, database, org, other, sources, otherSources } = context);
 });
 
-after(async () => {
-  await db.end();
-  await database.drop();
-});
+after(() => dropRollupTestContext(context));
 
 const pipeline = [
   {

@@ -10,7 +10,7 @@ import * as windowOperators from 'mingo/operators/window';
 import { compare } from 'mingo/util';
 import { compilePipeline, type MqlSource } from '../../src/domain/data/mql/mql-compiler.ts';
 import { decodeStage } from '../../src/domain/data/mql/mql-values.ts';
-import type { Database } from '../../src/infra/postgres/database.ts';
+import type { Database, DatabaseClient } from '../../src/infra/postgres/database.ts';
 
 /**
  * Helpers for MQL tests: a table of generated documents with the readings' shape (typed columns like the
@@ -61,9 +61,22 @@ export async function loadDocuments(db: Database, documents: readonly TestDocume
 export async function runCompiled(db: Database, pipeline: readonly object[]): Promise<unknown[]> {
   const stages = pipeline.map((stage, index) => decodeStage(serialize(stage), index));
   const { sql } = compilePipeline(stages, docsSource);
+  return runDocumentQuery(db, sql);
+}
+
+/**
+ * Runs compiled SQL (one json column `doc`) in a READ ONLY transaction with the compiler's search path and
+ * UTC; `setup` runs first inside it (e.g. the query role and token). Returns the documents.
+ */
+export async function runDocumentQuery(
+  db: Database,
+  sql: string,
+  setup?: (client: DatabaseClient) => Promise<void>,
+): Promise<unknown[]> {
   const client = await db.connect();
   try {
     await client.query('BEGIN READ ONLY');
+    await setup?.(client);
     await client.query('SET LOCAL search_path = sensordata, public, pg_catalog');
     await client.query(`SET LOCAL TimeZone = 'UTC'`);
     const result = await client.query<{ doc: unknown }>(sql);

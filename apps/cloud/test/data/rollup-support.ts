@@ -4,8 +4,10 @@ import { ensureReadingPartitions, monthIndexOf } from '../../src/domain/data/ing
 import { compilePipeline, readingsSource } from '../../src/domain/data/mql/mql-compiler.ts';
 import { decodeStage } from '../../src/domain/data/mql/mql-values.ts';
 import { rollupPrefixCompiler } from '../../src/domain/data/mql/rollups/rollup-union.ts';
-import type { Database } from '../../src/infra/postgres/database.ts';
-import { fromTagged } from './mql-support.ts';
+import { createDatabase, type Database } from '../../src/infra/postgres/database.ts';
+import { migrate } from '../../src/infra/postgres/migrate.ts';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+import { runDocumentQuery } from './mql-support.ts';
 
 /**
  * Helpers for the reading-rollup tests: readings written into the real tables (so the mark triggers of
@@ -122,22 +124,44 @@ export async function runAsOrganization(
   organizationId: string,
   sql: string,
 ): Promise<unknown[]> {
-  const client = await db.connect();
-  try {
-    await client.query('BEGIN READ ONLY');
+  return runDocumentQuery(db, sql, async (client) => {
     await client.query(
       `SELECT set_config('mcloud.query_token', mcloud_private.organization_token($1), true)`,
       [organizationId],
     );
     await client.query('SET LOCAL ROLE mcloud_query');
-    await client.query('SET LOCAL search_path = sensordata, pg_catalog');
-    await client.query(`SET LOCAL TimeZone = 'UTC'`);
-    const result = await client.query<{ doc: unknown }>(sql);
-    return result.rows.map((row) => fromTagged(row.doc));
-  } finally {
-    await client.query('ROLLBACK');
-    client.release();
-  }
+  });
+}
+
+/** A migrated test database with two organizations and their capture sources (sourceShapes). */
+export interface RollupTestContext {
+  database: TestDatabase;
+  db: Database;
+  org: string;
+  other: string;
+  sources: RollupSource[];
+  otherSources: RollupSource[];
+}
+
+export async function createRollupTestContext(): Promise<RollupTestContext> {
+  const database = await createTestDatabase();
+  const db = createDatabase(database.url, 4);
+  await migrate(db);
+  const org = randomUUID();
+  const other = randomUUID();
+  return {
+    database,
+    db,
+    org,
+    other,
+    sources: await createRollupSources(db, org),
+    otherSources: await createRollupSources(db, other),
+  };
+}
+
+export async function dropRollupTestContext(context: RollupTestContext): Promise<void> {
+  await context.db.end();
+  await context.database.drop();
 }
 
 export async function rollupCounts(db: Database): Promise<{ marks: number; buckets: number; paths: number }> {
