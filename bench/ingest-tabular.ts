@@ -13,6 +13,12 @@
  * The raw COPY baseline is measured twice per round: text format (the reference the target names) and
  * binary format (what the ingest path itself sends since it moved to binary COPY). Per round it also
  * reports readings per transaction (group commit) and WAL bytes per reading, from PostgreSQL's statistics.
+ *
+ * Reading rollups (migration 0023): every ingest statement appends dirty marks in its transaction (a
+ * statement trigger). Each round ingests twice, with the mark trigger enabled and disabled (A/B in one
+ * session, alternating the order), so the marks' cost per reading is measured on the same machine load.
+ * The COPY baselines run with the trigger disabled (the database's bare bulk path). The materializer is
+ * kept off during the rounds (the benchmark holds its lock); its own cost is measured by query-mql.ts.
  */
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -27,6 +33,7 @@ import {
   encodeReadingRows,
   readingCopyColumns,
 } from '../apps/cloud/src/domain/data/ingest/reading-copy-rows.ts';
+import { materializerLockKey } from '../apps/cloud/src/domain/data/rollups/reading-rollup-materializer.ts';
 import {
   authenticate,
   createMachine,
@@ -158,6 +165,13 @@ const cloud = await startCloudProcess({ profile: args.profile, experiments });
 const pool = openPool(cloud.databaseUrl);
 let exitCode = 0;
 try {
+  const lockClient = await pool.connect();
+  await lockClient.query('SELECT pg_advisory_lock($1)', [materializerLockKey]);
+  const setMarks = async (on: boolean) => {
+    await pool.query(
+      `ALTER TABLE readings ${on ? 'ENABLE' : 'DISABLE'} TRIGGER readings_rollup_marks_insert`,
+    );
+  };
   const machine = await createMachine(pool, cloud.bootstrap, 'bench-ingest');
   const token = await authenticate(cloud.url, cloud.bootstrap);
   const connections = Array.from({ length: clientCount }, () => new RawGrpcConnection(cloud.url, token));
@@ -316,16 +330,32 @@ try {
     binaryCopyPostgresCpuSeconds: number;
     readingsPerCommit: number;
     walBytesPerReading: number;
+    noMarksIngestPerSecond: number;
+    noMarksServerCpuSeconds: number;
+    noMarksPostgresCpuSeconds: number;
   }[] = [];
-  let expected = await countReadings();
-  for (let r = 1; r <= rounds; r++) {
+  // One ingest of a fresh plan with the mark trigger on or off: readings/s and CPU.
+  const ingestWith = async (marks: boolean) => {
+    await setMarks(marks);
     const plan = planRound(perRound, machine.partId, cloud.bootstrap.organization_id);
     const countersBefore = await databaseCounters();
     const cpuBefore = await processTreeCpu(cloud.pid);
-    const ingestSeconds = await ingest(plan);
-    const cpuMiddle = await processTreeCpu(cloud.pid);
+    const seconds = await ingest(plan);
+    const cpuAfter = await processTreeCpu(cloud.pid);
     const countersAfter = await databaseCounters();
-    expected += plan.readings;
+    return { plan, seconds, cpuBefore, cpuAfter, countersBefore, countersAfter };
+  };
+  let expected = await countReadings();
+  for (let r = 1; r <= rounds; r++) {
+    // A/B: with and without the rollup marks, the order alternating per round.
+    const first = await ingestWith(r % 2 === 1);
+    const second = await ingestWith(r % 2 === 0);
+    const [marked, unmarked] = r % 2 === 1 ? [first, second] : [second, first];
+    await setMarks(false); // the COPY baselines: the bare bulk path
+    const { plan, countersBefore, countersAfter, cpuBefore } = marked;
+    const ingestSeconds = marked.seconds;
+    const cpuMiddle = marked.cpuAfter;
+    expected += plan.readings + unmarked.plan.readings;
     const afterIngest = await countReadings();
     if (afterIngest !== expected)
       throw new Error(`round ${r}: expected ${expected} readings after ingest, found ${afterIngest}`);
@@ -351,18 +381,28 @@ try {
       binaryCopyPostgresCpuSeconds: round(cpuAfterBinary.descendants - cpuAfter.descendants, 2),
       readingsPerCommit: Math.round(plan.readings / commits),
       walBytesPerReading: Math.round((countersAfter.walBytes - countersBefore.walBytes) / plan.readings),
+      noMarksIngestPerSecond: Math.round(unmarked.plan.readings / unmarked.seconds),
+      noMarksServerCpuSeconds: round(unmarked.cpuAfter.self - unmarked.cpuBefore.self, 2),
+      noMarksPostgresCpuSeconds: round(unmarked.cpuAfter.descendants - unmarked.cpuBefore.descendants, 2),
     };
+    await setMarks(true);
     perRoundResults.push(row);
     console.log(
       `round ${r}: ingest ${fmtInt(row.ingestPerSecond)} readings/s (${row.ingestSeconds}s; server node CPU ${row.serverCpuSeconds}s, postgres CPU ${row.postgresCpuSeconds}s)` +
         ` | COPY ${fmtInt(row.copyPerSecond)} readings/s (${row.copySeconds}s; postgres CPU ${row.copyPostgresCpuSeconds}s)` +
         ` | binary COPY ${fmtInt(row.binaryCopyPerSecond)} readings/s (postgres CPU ${row.binaryCopyPostgresCpuSeconds}s)` +
-        ` | ${row.readingsPerCommit} readings/commit, ${row.walBytesPerReading} WAL bytes/reading`,
+        ` | ${row.readingsPerCommit} readings/commit, ${row.walBytesPerReading} WAL bytes/reading` +
+        ` | without rollup marks ${fmtInt(row.noMarksIngestPerSecond)} readings/s (postgres CPU ${row.noMarksPostgresCpuSeconds}s)`,
     );
   }
   const total = await countReadings();
   if (total !== expected) throw new Error(`expected ${expected} readings in total, found ${total}`);
   for (const c of connections) c.close();
+  lockClient.release();
+  const noMarksMedian = median(perRoundResults.map((r) => r.noMarksIngestPerSecond));
+  const noMarksPostgresCpuPerReadingUs = median(
+    perRoundResults.map((r) => (r.noMarksPostgresCpuSeconds / r.readings) * 1e6),
+  );
 
   const ingestMedian = median(perRoundResults.map((r) => r.ingestPerSecond));
   const copyMedian = median(perRoundResults.map((r) => r.copyPerSecond));
@@ -394,6 +434,9 @@ try {
   );
   console.log(
     `group commit: ${readingsPerCommit} readings per transaction; ${walBytesPerReading} WAL bytes per reading`,
+  );
+  console.log(
+    `rollup marks A/B: ${fmtInt(ingestMedian)} vs ${fmtInt(noMarksMedian)} readings/s without; postgres CPU ${postgresCpuPerReadingUs.toFixed(1)} vs ${noMarksPostgresCpuPerReadingUs.toFixed(1)} µs per reading`,
   );
 
   let profile: Awaited<ReturnType<typeof summarizeProfile>> | undefined;
@@ -441,6 +484,11 @@ try {
         value: `${serverCpuPerReadingUs.toFixed(1)} µs / ${postgresCpuPerReadingUs.toFixed(1)} µs`,
       },
       {
+        metric:
+          'rollup marks A/B in one session (mark trigger on / off): ingest readings/s, PostgreSQL CPU per reading (median)',
+        value: `${fmtInt(ingestMedian)} / ${fmtInt(noMarksMedian)} readings/s; ${postgresCpuPerReadingUs.toFixed(1)} µs / ${noMarksPostgresCpuPerReadingUs.toFixed(1)} µs`,
+      },
+      {
         metric: 'PostgreSQL CPU per reading: raw COPY text / binary',
         value: `${copyPostgresCpuPerReadingUs.toFixed(1)} µs / ${binaryCopyPostgresCpuPerReadingUs.toFixed(1)} µs`,
       },
@@ -461,6 +509,8 @@ try {
       binaryCopyPostgresCpuPerReadingUs: round(binaryCopyPostgresCpuPerReadingUs, 2),
       readingsPerCommit,
       walBytesPerReading,
+      noMarksIngestReadingsPerSecond: noMarksMedian,
+      noMarksPostgresCpuPerReadingUs: round(noMarksPostgresCpuPerReadingUs, 2),
     },
     rounds: perRoundResults,
     ...(profile ? { profile } : {}),
