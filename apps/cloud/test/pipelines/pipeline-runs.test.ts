@@ -277,6 +277,13 @@ test('a transient failure is retried with backoff, each attempt recorded, then t
       nowMs += backoff * 2 ** (attempt - 1) - 1;
       assert.equal((await pass()).retried, 0, `attempt ${attempt}: not before its backoff`);
       nowMs += 1;
+      if (attempt === 1) {
+        // A disabled pipeline's retry waits until it is enabled again.
+        const service = { db: t.cloud.deps.db, clock };
+        await setDataPipelineEnabled(service, ownerOf(organizationId), { id, enabled: false });
+        assert.equal((await pass()).retried, 0, 'disabled: not retried');
+        await setDataPipelineEnabled(service, ownerOf(organizationId), { id, enabled: true });
+      }
       assert.equal((await pass()).retried, 1, `attempt ${attempt}: retried after its backoff`);
     } else {
       assert.deepEqual(await pass(), { scheduled: 0, timedOut: 0, retried: 0, givenUp: 1, lateData: 0 });

@@ -16,7 +16,8 @@ import { captureLatencyMarginMs, parseSchedule, planWindows } from './pipeline-s
  * 3. Retry: a run that FAILED for a reason that may pass (marked `retry_pending`: stale, an internal error,
  *    no query slot in time, its time budget) has its window scheduled again (reason `retry`, `attempt` + 1)
  *    once `retryBackoffMs · 2^(attempt − 1)` have passed since it ended; after `maxAttemptsPerWindow`
- *    attempts the window stays FAILED with the last message (which then says so).
+ *    attempts the window stays FAILED with the last message (which then says so). A disabled pipeline's
+ *    retries wait until it is enabled again.
  * 4. Late data: a COMPLETED window of the last `lateDataLookbackMs` into which readings were uploaded
  *    after the run started is scheduled again (reason `late-data`); its output replaces the old one.
  */
@@ -179,6 +180,7 @@ async function retryFailedRuns(deps: PipelineSchedulerDeps): Promise<{ retried: 
            || CASE WHEN attempt >= $2::int THEN '; not retried)' ELSE '; the window is scheduled again)' END
        WHERE id IN (SELECT id FROM data_pipeline_runs
                     WHERE retry_pending AND status = 'failed'
+                      AND EXISTS (SELECT 1 FROM data_pipelines p WHERE p.id = pipeline_id AND p.enabled)
                       AND (attempt >= $2::int
                            OR ended_at <= $1::timestamptz - $3::double precision * power(2, attempt - 1) * interval '1 millisecond')
                     ORDER BY ended_at LIMIT $4 FOR UPDATE SKIP LOCKED)
