@@ -76,7 +76,15 @@ async function main(): Promise<number> {
   await mkdir(flags.options.viamHome, { recursive: true, mode: 0o700 });
   process.env.VIAM_HOME = flags.options.viamHome;
   let profile: CpuProfile | undefined;
-  if (flags.options.cpuProfile) profile = await startCpuProfile(flags.options.cpuProfile);
+  if (flags.options.cpuProfile) {
+    try {
+      profile = await startCpuProfile(flags.options.cpuProfile);
+    } catch (error) {
+      logger.error('machine-server failed to start', { error: errorMessage(error) });
+      await parts.logging.close(AbortSignal.timeout(5000)).catch(() => {});
+      return 1;
+    }
+  }
 
   let server: Awaited<ReturnType<typeof startMachineServer>> | undefined;
   let signals = 0;

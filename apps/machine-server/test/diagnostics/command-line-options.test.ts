@@ -320,3 +320,14 @@ test('a diagnostics tuning variable out of range is a bad command line (exit 2, 
     machine.lines.join('\n'),
   );
 });
+
+test('-cpuprofile to a path that cannot be written stops start-up with a clear error', async () => {
+  const missing = path.join(tmpdir(), `no-such-dir-${process.pid}`, 'run.cpuprofile');
+  const machine = await start({ config: { network, components: [sensor] }, args: ['-cpuprofile', missing] });
+  assert.equal(await exitOf(machine), 1);
+  assert.ok(
+    machine.lines.some((line) => line.includes(`-cpuprofile: cannot write \\"${missing}\\" (ENOENT)`)),
+    machine.lines.join('\n'),
+  );
+  assert.ok(!machine.lines.some((line) => line.includes('machine-server starting')));
+});
