@@ -11,8 +11,9 @@
  *   - first start: a fresh VIAM_HOME, so Node's compile cache (`$VIAM_HOME/compile-cache`) is empty;
  *   - restart: the VIAM_HOME of an earlier run, compile cache warm (every start after the first);
  *   - restart without the cache (`NODE_DISABLE_COMPILE_CACHE=1`): what every start cost before.
- * Idle memory: RSS (VmRSS of the process) after `--idle-seconds` of idling, with no resources and with
- * `--resources` resources, FTDC on (the default), after a restart (warm cache) and without the cache.
+ * Idle memory: RSS (VmRSS of the process) 1 s after "ready" and after `--idle-seconds` of idling (the
+ * start-up memory release runs 5 s after ready), with no resources and with `--resources` resources,
+ * FTDC on (the default), after a restart (warm cache) and without the cache; the release's pause.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
@@ -93,6 +94,9 @@ for (let round = 0; round < rounds; round++) {
 }
 
 const idle: Record<string, number> = {};
+/** RSS 1 s after "ready", before the start-up memory release (src/bin/start-up-memory.ts, 5 s after). */
+const justReady: Record<string, number> = {};
+const releasePauseMs: number[] = [];
 for (const [label, kind, count] of [
   ['0', 'restart', 0],
   [`${resourceCount}`, 'restart', resourceCount],
@@ -100,16 +104,23 @@ for (const [label, kind, count] of [
 ] as const) {
   const machine = await start(kind, count, ['-ftdc=true']);
   await machine.waitForLine(/machine-server ready/, 60_000);
-  await new Promise((resolve) => setTimeout(resolve, idleSeconds * 1000));
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  justReady[label] = await rssBytes(machine.child.pid as number);
+  await new Promise((resolve) => setTimeout(resolve, (idleSeconds - 1) * 1000));
   idle[label] = await rssBytes(machine.child.pid as number);
+  const released = machine.lines.find((line) => /released start-up memory/.test(line));
+  const pause = released ? /"pause_ms":(\d+)/.exec(released) : null;
+  if (pause) releasePauseMs.push(Number(pause[1]));
   await machine.stop();
   await machine.cleanup();
-  console.log(`idle RSS, ${label}: ${round((idle[label] as number) / 2 ** 20, 1)} MiB`);
+  console.log(
+    `idle RSS, ${label}: ${round((justReady[label] as number) / 2 ** 20, 1)} MiB 1 s after ready, ${round((idle[label] as number) / 2 ** 20, 1)} MiB after ${idleSeconds} s (${released ?? 'no release logged'})`,
+  );
 }
 await rm(warmDir, { recursive: true, force: true });
 
 const ms = (values: number[]) => `${round(median(values), 0)} ms`;
-const mib = (label: string) => `${round((idle[label] as number) / 2 ** 20, 1)} MiB`;
+const mib = (label: string, from = idle) => `${round((from[label] as number) / 2 ** 20, 1)} MiB`;
 writeResult({
   name: 'machine-startup',
   machine: machineInfo(),
@@ -125,6 +136,8 @@ writeResult({
     ]),
   ),
   idleRssBytes: idle,
+  rssBytesOneSecondAfterReady: justReady,
+  startUpMemoryReleasePauseMs: releasePauseMs,
   figures: [
     {
       metric: `start to serving, ${resourceCount} resources, restart (compile cache warm), p50 of ${rounds}`,
@@ -139,9 +152,20 @@ writeResult({
       value: `${ms(toReady.noCache)} (first line ${ms(toFirstLine.noCache)})`,
     },
     {
-      metric: 'idle RSS, no resources (restart / without the compile cache)',
+      metric: `idle RSS after ${idleSeconds} s, no resources (restart / without the compile cache)`,
       value: `${mib('0')} / ${mib('0-noCache')}`,
     },
-    { metric: `idle RSS, ${resourceCount} resources (restart)`, value: mib(`${resourceCount}`) },
+    {
+      metric: `idle RSS after ${idleSeconds} s, ${resourceCount} resources (restart)`,
+      value: mib(`${resourceCount}`),
+    },
+    {
+      metric: `RSS 1 s after ready, before the start-up memory release (no resources / ${resourceCount} resources)`,
+      value: `${mib('0', justReady)} / ${mib(`${resourceCount}`, justReady)}`,
+    },
+    {
+      metric: 'start-up memory release: event-loop pause (median)',
+      value: `${round(median(releasePauseMs), 0)} ms`,
+    },
   ],
 });

@@ -16,8 +16,11 @@ import { createDefaultParts } from '../machine-extensions.ts';
 import { startMachineServer } from '../machine-server.ts';
 import { createModelRegistry } from '../resources/model-registry.ts';
 import { apiVersion, gitRevision, machineServerVersion } from '../version.ts';
+import { scheduleStartUpMemoryRelease } from './start-up-memory.ts';
 
 const shutdownDeadlineMs = 60_000;
+/** Start-up memory is released this long after the machine is ready (see start-up-memory.ts). */
+const startUpMemoryReleaseDelayMs = 5000;
 
 async function main(): Promise<number> {
   const parsed = parseMachineServerFlags(process.argv.slice(2), process.env);
@@ -116,8 +119,10 @@ async function main(): Promise<number> {
     return 1;
   }
   if (signals > 0) void server.stop('signal during start-up');
+  const cancelMemoryRelease = scheduleStartUpMemoryRelease(startUpMemoryReleaseDelayMs, logger);
 
   await server.stopping;
+  cancelMemoryRelease();
   const waiting = setInterval(() => logger.warn('Waiting for clean shutdown'), 10_000);
   const forced = setTimeout(() => {
     logger.error('server failed to cleanly shutdown after deadline');
