@@ -8,7 +8,7 @@ import { Code } from '@connectrpc/connect';
 import { appPb, robotPb } from '@mcloud/protocol';
 import type { Clock } from '../../src/domain/shared/clock.ts';
 import { type AuthedClients, createAuthedClients } from '../support/connect-clients.ts';
-import { createForeignOrganization, expectCode } from '../support/fleet-fixtures.ts';
+import { apiKeyRole, createForeignOrganization, expectCode } from '../support/fleet-fixtures.ts';
 import { startTestCloud, type TestCloud } from '../support/test-cloud.ts';
 import {
   fastMachineConnection,
@@ -26,16 +26,6 @@ let robot: AuthedClients;
 const nowMs = Date.parse('2026-05-01T10:00:00Z');
 const clock: Clock = { nowMs: () => nowMs };
 
-const role = (resourceType: string, roleName: string, resourceId: string, organizationId: string) => ({
-  authorizationType: 'role',
-  authorizationId: `${resourceType}_${roleName}`,
-  resourceType,
-  resourceId,
-  organizationId,
-  identityId: '',
-  identityType: 'api-key',
-});
-
 before(async () => {
   t = await startMachineTestCloud(clock);
   owner = await ownerOf(t);
@@ -51,7 +41,7 @@ test('Config converts the stored JSON into RobotConfig with cloud section, secre
   const locationId = t.bootstrap.location_id;
   const robotKey = await owner.app.createKey({
     name: 'machine-key',
-    authorizations: [role('robot', 'owner', machine.robotId, orgId)],
+    authorizations: [apiKeyRole('robot', 'owner', machine.robotId, orgId)],
   });
   const { location: elsewhere } = await owner.app.createLocation({
     organizationId: orgId,
@@ -59,11 +49,11 @@ test('Config converts the stored JSON into RobotConfig with cloud section, secre
   });
   const locationKey = await owner.app.createKey({
     name: 'this-location',
-    authorizations: [role('location', 'operator', locationId, orgId)],
+    authorizations: [apiKeyRole('location', 'operator', locationId, orgId)],
   });
   const otherKey = await owner.app.createKey({
     name: 'other-location',
-    authorizations: [role('location', 'owner', elsewhere?.id as string, orgId)],
+    authorizations: [apiKeyRole('location', 'owner', elsewhere?.id as string, orgId)],
   });
   await owner.app.updateRobotPart({
     id: machine.partId,
@@ -233,7 +223,7 @@ test('Config: machine credentials only, foreign and unknown parts NotFound, bad 
   // Operator keys may log but not read the configuration (it carries secrets); owners may.
   const operatorKey = await owner.app.createKey({
     name: 'op',
-    authorizations: [role('robot', 'operator', machine.robotId, orgId)],
+    authorizations: [apiKeyRole('robot', 'operator', machine.robotId, orgId)],
   });
   const operator = await createAuthedClients(t.url, { keyId: operatorKey.id, key: operatorKey.key });
   await expectCode(operator.robot.config({ id: machine.partId }), Code.PermissionDenied);

@@ -29,3 +29,21 @@ export async function createForeignOrganization(t: TestCloud, name = 'foreign') 
 export function ownerCredentials(t: TestCloud) {
   return { keyId: t.bootstrap.api_key_id, key: t.bootstrap.api_key };
 }
+
+/** One role authorization of an API key (`CreateKey.authorizations`), e.g. `('robot', 'owner', robotId, orgId)`. */
+export function apiKeyRole(
+  resourceType: 'organization' | 'location' | 'robot',
+  roleName: 'owner' | 'operator',
+  resourceId: string,
+  organizationId: string,
+) {
+  return {
+    authorizationType: 'role',
+    authorizationId: `${resourceType}_${roleName}`,
+    resourceType,
+    resourceId,
+    organizationId,
+    identityId: '',
+    identityType: 'api-key',
+  };
+}

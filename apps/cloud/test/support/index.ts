@@ -11,6 +11,6 @@ export {
   type TestCredentials,
   type TestTransportKind,
 } from './connect-clients.ts';
-export { createForeignOrganization, expectCode, ownerCredentials } from './fleet-fixtures.ts';
+export { apiKeyRole, createForeignOrganization, expectCode, ownerCredentials } from './fleet-fixtures.ts';
 export { startTestCloud, type TestCloud } from './test-cloud.ts';
 export { createTestDatabase, type TestDatabase } from './test-database.ts';

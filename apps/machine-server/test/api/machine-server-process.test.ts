@@ -156,6 +156,7 @@ test('the machine-server process serves the machine API to the SDK, then shuts d
   const exited = new Promise((resolve) => machine.child.once('exit', resolve));
   await robot.robotService.shutdown({});
   assert.equal(await exited, 0);
-  // Idle keep-alive connections of the SDK do not hold the graceful stop until its deadline.
-  assert.ok(Date.now() - shutdownStarted < 3000, `shutdown took ${Date.now() - shutdownStarted} ms`);
+  // Idle keep-alive connections of the SDK do not hold the graceful stop until its 5 s deadline
+  // (a whole stop takes well under a second idle; the margin is for a loaded test machine).
+  assert.ok(Date.now() - shutdownStarted < 4500, `shutdown took ${Date.now() - shutdownStarted} ms`);
 });

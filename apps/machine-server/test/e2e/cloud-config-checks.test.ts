@@ -6,10 +6,8 @@
  * for a new configuration every 15 seconds (not the reference's 10).
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import type { JsonObject, JsonValue } from '@bufbuild/protobuf';
-import { startTestCloud, type TestCloud } from '@mcloud/cloud/testing';
-import { createSdkRobotClient } from '@mcloud/sdk-testkit';
 import { SensorClient } from '@viamrobotics/sdk';
 import {
   type CloudPart,
@@ -18,18 +16,15 @@ import {
   fakeSensors,
   setPartConfig,
 } from '../support/cloud-machine-fixtures.ts';
-import { type MachineProcess, startMachineProcess } from '../support/machine-process.ts';
+import {
+  ownerKeyCredential,
+  servingUrl,
+  useCloudForMachines,
+  withMachineClient,
+} from '../support/cloud-machine-harness.ts';
+import type { MachineProcess } from '../support/machine-process.ts';
 
-let t: TestCloud;
-const machines: MachineProcess[] = [];
-before(async () => {
-  t = await startTestCloud();
-});
-after(async () => {
-  for (const machine of machines) await machine.stop();
-  for (const machine of machines) await machine.cleanup();
-  await t?.stop();
-});
+const harness = useCloudForMachines();
 
 const thermo = (readings: JsonValue): JsonObject => ({
   name: 'thermo',
@@ -43,32 +38,22 @@ describe('cloud configurations that cannot be used', () => {
   let machine: MachineProcess;
   let url: string;
 
-  const readThermo = async () => {
-    const client = await createSdkRobotClient({
-      host: url,
-      transport: 'grpc',
-      credentials: { type: 'api-key', authEntity: t.bootstrap.api_key_id, payload: t.bootstrap.api_key },
-      disableSessions: true,
-    });
-    try {
-      return await new SensorClient(client, 'thermo').getReadings();
-    } finally {
-      await client.disconnect();
-    }
-  };
+  const readThermo = async () =>
+    withMachineClient(url, ownerKeyCredential(await harness.cloud()), (client) =>
+      new SensorClient(client, 'thermo').getReadings(),
+    );
 
   before(async () => {
+    const t = await harness.cloud();
     part = await createCloudPart(t, 'bad-config-machine');
     await setPartConfig(part, { components: [thermo({ temp: 21 })] });
-    machine = await startMachineProcess({
+    machine = await harness.startMachine({
       config: { ...credentialsFile(t.url, part, '1s'), network: { bind_address: 'localhost:0' } },
       args: ['-debug', '-disable-mdns'],
       env: { MCLOUD_MACHINE_CONNECTION: 'off' },
     });
-    machines.push(machine);
     await machine.waitForLine(/initial configuration applied/);
-    const serving = await machine.waitForLine(/\tserving\t/);
-    url = (JSON.parse(serving.split('\t').at(-1) as string) as { url: string }).url;
+    url = await servingUrl(machine);
     assert.deepEqual(await readThermo(), { temp: 21 });
   });
 
@@ -109,16 +94,16 @@ describe('cloud configurations that cannot be used', () => {
 
 describe('the configuration check interval', () => {
   it('is 15 seconds without cloud.refresh_interval (first check after a fifth of it)', async () => {
+    const t = await harness.cloud();
     const part = await createCloudPart(t, 'default-interval-machine');
     await setPartConfig(part, { components: fakeSensors(1) });
     const { cloud } = credentialsFile(t.url, part) as { cloud: Record<string, unknown> };
     delete cloud.refresh_interval;
-    const machine = await startMachineProcess({
+    const machine = await harness.startMachine({
       config: { cloud },
       args: ['-debug'],
       env: { MCLOUD_MACHINE_CONNECTION: 'off' },
     });
-    machines.push(machine);
     await machine.waitForLine(/initial configuration applied/);
     const appliedAt = performance.now();
     // The first check comes 3 s after start-up; change the config after it, so the next check applies it.

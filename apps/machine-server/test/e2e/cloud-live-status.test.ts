@@ -5,8 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { hostname, platform } from 'node:os';
-import { after, before, test } from 'node:test';
-import { startTestCloud, type TestCloud } from '@mcloud/cloud/testing';
+import { test } from 'node:test';
 import { appPb } from '@mcloud/protocol';
 import {
   type CloudPart,
@@ -15,18 +14,10 @@ import {
   fakeSensors,
   setPartConfig,
 } from '../support/cloud-machine-fixtures.ts';
-import { type MachineProcess, startMachineProcess } from '../support/machine-process.ts';
+import { useCloudForMachines } from '../support/cloud-machine-harness.ts';
+import type { MachineProcess } from '../support/machine-process.ts';
 
-let t: TestCloud;
-const machines: MachineProcess[] = [];
-before(async () => {
-  t = await startTestCloud();
-});
-after(async () => {
-  for (const machine of machines) await machine.stop();
-  for (const machine of machines) await machine.cleanup();
-  await t?.stop();
-});
+const harness = useCloudForMachines();
 
 async function onlineState(part: CloudPart): Promise<appPb.OnlineState | undefined> {
   return (await part.owner.app.getRobotPart({ id: part.partId })).part?.onlineState;
@@ -45,7 +36,8 @@ async function msUntil(part: CloudPart, state: appPb.OnlineState, timeoutMs: num
 }
 
 async function transitions(part: CloudPart): Promise<boolean[]> {
-  const result = await t.cloud.deps.db.query<{ online: boolean }>(
+  const { cloud } = await harness.cloud();
+  const result = await cloud.deps.db.query<{ online: boolean }>(
     'SELECT online FROM part_status_changes WHERE part_id = $1 ORDER BY id',
     [part.partId],
   );
@@ -53,11 +45,11 @@ async function transitions(part: CloudPart): Promise<boolean[]> {
 }
 
 async function bootMachine(name: string): Promise<{ part: CloudPart; machine: MachineProcess }> {
+  const t = await harness.cloud();
   const part = await createCloudPart(t, name);
   await setPartConfig(part, { components: fakeSensors(1) });
   assert.equal(await onlineState(part), appPb.OnlineState.AWAITING_SETUP);
-  const machine = await startMachineProcess({ config: credentialsFile(t.url, part, '15s') });
-  machines.push(machine);
+  const machine = await harness.startMachine({ config: credentialsFile(t.url, part, '15s') });
   await machine.waitForLine(/machine connection open/);
   await msUntil(part, appPb.OnlineState.ONLINE, 5000);
   return { part, machine };

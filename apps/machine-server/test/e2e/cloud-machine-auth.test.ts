@@ -6,10 +6,10 @@
  * A key authorized only for another location, and a wrong secret, are refused.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import { Code } from '@connectrpc/connect';
-import { startTestCloud, type TestCloud } from '@mcloud/cloud/testing';
-import { createSdkRobotClient, type SdkTransportKind } from '@mcloud/sdk-testkit';
+import { apiKeyRole } from '@mcloud/cloud/testing';
+import type { SdkTransportKind } from '@mcloud/sdk-testkit';
 import { type Credential, SensorClient } from '@viamrobotics/sdk';
 import {
   type CloudPart,
@@ -17,27 +17,16 @@ import {
   credentialsFile,
   setPartConfig,
 } from '../support/cloud-machine-fixtures.ts';
-import { type MachineProcess, startMachineProcess } from '../support/machine-process.ts';
+import { servingUrl, useCloudForMachines, withMachineClient } from '../support/cloud-machine-harness.ts';
 
-let t: TestCloud;
+const harness = useCloudForMachines();
 let part: CloudPart;
-let machine: MachineProcess;
 let url: string;
 const keys: Record<'organization' | 'location' | 'machine' | 'otherLocation', { id: string; key: string }> =
   {} as never;
 
-const role = (resourceType: string, roleName: string, resourceId: string, organizationId: string) => ({
-  authorizationType: 'role',
-  authorizationId: `${resourceType}_${roleName}`,
-  resourceType,
-  resourceId,
-  organizationId,
-  identityId: '',
-  identityType: 'api-key',
-});
-
 before(async () => {
-  t = await startTestCloud();
+  const t = await harness.cloud();
   part = await createCloudPart(t, 'auth-machine');
   const orgId = t.bootstrap.organization_id;
   await setPartConfig(part, {
@@ -46,38 +35,31 @@ before(async () => {
     ],
   });
   const { location: elsewhere } = await part.owner.app.createLocation({ organizationId: orgId, name: 'far' });
-  const create = async (name: string, authorization: ReturnType<typeof role>) => {
+  const create = async (name: string, authorization: ReturnType<typeof apiKeyRole>) => {
     const created = await part.owner.app.createKey({ name, authorizations: [authorization] });
     return { id: created.id, key: created.key };
   };
   keys.organization = { id: t.bootstrap.api_key_id, key: t.bootstrap.api_key };
-  keys.location = await create('loc', role('location', 'operator', t.bootstrap.location_id, orgId));
-  keys.machine = await create('robot', role('robot', 'operator', part.robotId, orgId));
-  keys.otherLocation = await create('far', role('location', 'owner', elsewhere?.id as string, orgId));
+  keys.location = await create('loc', apiKeyRole('location', 'operator', t.bootstrap.location_id, orgId));
+  keys.machine = await create('robot', apiKeyRole('robot', 'operator', part.robotId, orgId));
+  keys.otherLocation = await create('far', apiKeyRole('location', 'owner', elsewhere?.id as string, orgId));
 
-  machine = await startMachineProcess({
+  const machine = await harness.startMachine({
     // The SDK dials only hosts containing "local" directly.
     config: { ...credentialsFile(t.url, part, '1s'), network: { bind_address: 'localhost:0' } },
     args: ['-disable-mdns'],
   });
   await machine.waitForLine(/initial configuration applied/);
-  const serving = await machine.waitForLine(/\tserving\t/);
-  url = (JSON.parse(serving.split('\t').at(-1) as string) as { url: string }).url;
+  url = await servingUrl(machine);
 });
 
-after(async () => {
-  await machine?.stop();
-  await machine?.cleanup();
-  await t?.stop();
-});
-
-async function readThermo(credentials: Credential, transport: SdkTransportKind): Promise<unknown> {
-  const client = await createSdkRobotClient({ host: url, transport, credentials, disableSessions: true });
-  try {
-    return await new SensorClient(client, 'thermo').getReadings();
-  } finally {
-    await client.disconnect();
-  }
+function readThermo(credentials: Credential, transport: SdkTransportKind): Promise<unknown> {
+  return withMachineClient(
+    url,
+    credentials,
+    (client) => new SensorClient(client, 'thermo').getReadings(),
+    transport,
+  );
 }
 
 /** The SDK's direct dial wraps the Authenticate failure: "Failed to connect via all methods" + causes. */
@@ -119,7 +101,9 @@ test("a key of another location, a wrong key and a wrong location secret are ref
     readThermo({ type: 'api-key', authEntity: keys.machine.id, payload: `${keys.machine.key}x` }, 'grpc'),
     'wrong key',
   );
-  const { auth } = await part.owner.app.locationAuth({ locationId: t.bootstrap.location_id });
+  const { auth } = await part.owner.app.locationAuth({
+    locationId: (await harness.cloud()).bootstrap.location_id,
+  });
   const secret = auth?.secrets[0]?.secret;
   assert.ok(secret, 'the location has a secret');
   // Without an auth entity the SDK uses the host it dials, one of the machine's names.
@@ -136,7 +120,9 @@ test("a key of another location, a wrong key and a wrong location secret are ref
 test('a key created while the machine runs works after the next configuration check', async () => {
   const late = await part.owner.app.createKey({
     name: 'late',
-    authorizations: [role('robot', 'owner', part.robotId, t.bootstrap.organization_id)],
+    authorizations: [
+      apiKeyRole('robot', 'owner', part.robotId, (await harness.cloud()).bootstrap.organization_id),
+    ],
   });
   const credentials: Credential = { type: 'api-key', authEntity: late.id, payload: late.key };
   const deadline = Date.now() + 15_000;
@@ -164,24 +150,20 @@ test('a key created while the machine runs works after the next configuration ch
 });
 
 test('a machine-server with api_key credentials (a machine owner key) boots from the cloud', async () => {
+  const t = await harness.cloud();
   const ownerKey = await part.owner.app.createKey({
     name: 'machine-credentials',
-    authorizations: [role('robot', 'owner', part.robotId, t.bootstrap.organization_id)],
+    authorizations: [apiKeyRole('robot', 'owner', part.robotId, t.bootstrap.organization_id)],
   });
-  const keyed = await startMachineProcess({
+  const keyed = await harness.startMachine({
     config: {
       cloud: { app_address: t.url, id: part.partId, api_key: { id: ownerKey.id, key: ownerKey.key } },
     },
     args: ['-disable-mdns'],
     env: { MCLOUD_MACHINE_CONNECTION: 'off' },
   });
-  try {
-    const applied = await keyed.waitForLine(/initial configuration applied/);
-    assert.match(applied, /"built":1,"failed":0/);
-    assert.ok(!keyed.lines.some((line) => /using cached version/.test(line)), 'fetched from the cloud');
-    assert.equal(await keyed.stop(), 0);
-  } finally {
-    await keyed.stop();
-    await keyed.cleanup();
-  }
+  const applied = await keyed.waitForLine(/initial configuration applied/);
+  assert.match(applied, /"built":1,"failed":0/);
+  assert.ok(!keyed.lines.some((line) => /using cached version/.test(line)), 'fetched from the cloud');
+  assert.equal(await keyed.stop(), 0);
 });

@@ -9,26 +9,22 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { startTestCloud, type TestCloud } from '@mcloud/cloud/testing';
-import { createSdkRobotClient } from '@mcloud/sdk-testkit';
+import { apiKeyRole } from '@mcloud/cloud/testing';
 import { SensorClient } from '@viamrobotics/sdk';
 import { createCloudPart, credentialsFile, setPartConfig } from '../support/cloud-machine-fixtures.ts';
-import { type MachineProcess, startMachineProcess } from '../support/machine-process.ts';
+import { dialMachine, servingUrl, useCloudForMachines } from '../support/cloud-machine-harness.ts';
 
-let t: TestCloud;
+const harness = useCloudForMachines();
 let dir: string;
-let machine: MachineProcess | undefined;
 before(async () => {
-  t = await startTestCloud();
   dir = await mkdtemp(path.join(tmpdir(), 'maintenance-window-'));
 });
 after(async () => {
-  await machine?.stop();
-  await t?.stop();
   await rm(dir, { recursive: true, force: true });
 });
 
 test('a blocked reconfiguration changes no resource and no cache, auth changes still apply; allowed later', async () => {
+  const t = await harness.cloud();
   const part = await createCloudPart(t, 'maintenance-auth-machine');
   const switchFile = path.join(dir, 'maintenance.json');
   await writeFile(switchFile, JSON.stringify({ allowed: false }));
@@ -37,15 +33,14 @@ test('a blocked reconfiguration changes no resource and no cache, auth changes s
     { name: 'maint', api: 'rdk:component:sensor', model: 'fake', attributes: { readings_file: switchFile } },
   ];
   await setPartConfig(part, { components: base, maintenance });
-  machine = await startMachineProcess({
+  const machine = await harness.startMachine({
     config: { ...credentialsFile(t.url, part, '1s'), network: { bind_address: 'localhost:0' } },
     args: ['-debug', '-disable-mdns'],
     env: { MCLOUD_MACHINE_CONNECTION: 'off' },
     dir,
   });
   await machine.waitForLine(/initial configuration applied/);
-  const serving = await machine.waitForLine(/\tserving\t/);
-  const url = (JSON.parse(serving.split('\t').at(-1) as string) as { url: string }).url;
+  const url = await servingUrl(machine);
   const cachePath = path.join(machine.viamHome, `cached_cloud_config_${part.partId}.json`);
   const cachedNames = async () =>
     (
@@ -63,25 +58,10 @@ test('a blocked reconfiguration changes no resource and no cache, auth changes s
   // A new API key is an auth change: applied although the resource change is held back.
   const key = await part.owner.app.createKey({
     name: 'during-maintenance',
-    authorizations: [
-      {
-        authorizationType: 'role',
-        authorizationId: 'robot_operator',
-        resourceType: 'robot',
-        resourceId: part.robotId,
-        organizationId: t.bootstrap.organization_id,
-        identityId: '',
-        identityType: 'api-key',
-      },
-    ],
+    authorizations: [apiKeyRole('robot', 'operator', part.robotId, t.bootstrap.organization_id)],
   });
   await machine.waitForLine(/but Cloud\/Auth\/Network config changes will be applied/, 15_000, mark);
-  const client = await createSdkRobotClient({
-    host: url,
-    transport: 'grpc',
-    credentials: { type: 'api-key', authEntity: key.id, payload: key.key },
-    disableSessions: true,
-  });
+  const client = await dialMachine(url, { type: 'api-key', authEntity: key.id, payload: key.key });
   try {
     assert.deepEqual(await new SensorClient(client, 'maint').getReadings(), { allowed: false });
     await new Promise((resolve) => setTimeout(resolve, 1500));

@@ -5,32 +5,23 @@
  * VIAM_AGENT_HANDLES_NEEDS_RESTART_CHECKING the machine leaves it to the agent.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { createAuthedClients, startTestCloud, type TestCloud } from '@mcloud/cloud/testing';
+import { test } from 'node:test';
+import { createAuthedClients } from '@mcloud/cloud/testing';
 import {
   createCloudPart,
   credentialsFile,
   fakeSensors,
   setPartConfig,
 } from '../support/cloud-machine-fixtures.ts';
-import { type MachineProcess, startMachineProcess } from '../support/machine-process.ts';
+import { useCloudForMachines } from '../support/cloud-machine-harness.ts';
 
-let t: TestCloud;
-const machines: MachineProcess[] = [];
-before(async () => {
-  t = await startTestCloud();
-});
-after(async () => {
-  for (const machine of machines) await machine.stop();
-  for (const machine of machines) await machine.cleanup();
-  await t?.stop();
-});
+const harness = useCloudForMachines();
 
 async function bootAndMark(name: string, env: Record<string, string>) {
+  const t = await harness.cloud();
   const part = await createCloudPart(t, name);
   await setPartConfig(part, { components: fakeSensors(1) });
-  const machine = await startMachineProcess({ config: credentialsFile(t.url, part, '15s'), env });
-  machines.push(machine);
+  const machine = await harness.startMachine({ config: credentialsFile(t.url, part, '15s'), env });
   await machine.waitForLine(/initial configuration applied/);
   if (env.MCLOUD_MACHINE_CONNECTION !== 'off') await machine.waitForLine(/machine connection open/);
   const exited = new Promise<number | null>((resolve) => machine.child.once('exit', resolve));
@@ -63,7 +54,10 @@ test('VIAM_AGENT_HANDLES_NEEDS_RESTART_CHECKING: the machine leaves the request 
   assert.equal(machine.child.exitCode, null, 'still running');
   assert.ok(!machine.lines.some((line) => /asked for a restart/.test(line)));
   // The flag is still set for the agent to read (and reading clears it).
-  const agent = await createAuthedClients(t.url, { partId: part.partId, secret: part.secret });
+  const agent = await createAuthedClients((await harness.cloud()).url, {
+    partId: part.partId,
+    secret: part.secret,
+  });
   assert.equal((await agent.robot.needsRestart({ id: part.partId })).mustRestart, true);
   assert.equal(await machine.stop(), 0);
 });

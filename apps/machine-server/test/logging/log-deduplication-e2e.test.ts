@@ -6,8 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startTestCloud, type TestCloud } from '@mcloud/cloud/testing';
-import { createSdkRobotClient, structFromJson } from '@mcloud/sdk-testkit';
+import { structFromJson } from '@mcloud/sdk-testkit';
 import { type RobotClient, SensorClient } from '@viamrobotics/sdk';
 import { counterExecutable } from '../modules/module-test-support.ts';
 import {
@@ -16,9 +15,15 @@ import {
   credentialsFile,
   setPartConfig,
 } from '../support/cloud-machine-fixtures.ts';
-import { type MachineProcess, startMachineProcess } from '../support/machine-process.ts';
+import {
+  dialMachine,
+  ownerKeyCredential,
+  servingUrl,
+  useCloudForMachines,
+} from '../support/cloud-machine-harness.ts';
+import type { MachineProcess } from '../support/machine-process.ts';
 
-let t: TestCloud;
+const harness = useCloudForMachines();
 let part: CloudPart;
 let machine: MachineProcess;
 let client: RobotClient;
@@ -30,29 +35,20 @@ const config = (disableLogDeduplication: boolean) => ({
 });
 
 before(async () => {
-  t = await startTestCloud();
+  const t = await harness.cloud();
   part = await createCloudPart(t, 'dedup-machine');
   await setPartConfig(part, config(false));
-  machine = await startMachineProcess({
+  machine = await harness.startMachine({
     config: { ...credentialsFile(t.url, part, '1s'), network: { bind_address: 'localhost:0' } },
     args: ['-disable-mdns'],
   });
-  const serving = await machine.waitForLine(/\tserving\t/);
-  const url = (JSON.parse(serving.split('\t').at(-1) as string) as { url: string }).url;
+  const url = await servingUrl(machine);
   await machine.waitForLine(/initial configuration applied/);
-  client = await createSdkRobotClient({
-    host: url,
-    transport: 'grpc',
-    credentials: { type: 'api-key', authEntity: t.bootstrap.api_key_id, payload: t.bootstrap.api_key },
-    disableSessions: true,
-  });
+  client = await dialMachine(url, ownerKeyCredential(t));
 });
 
 after(async () => {
   await client?.disconnect();
-  await machine?.stop();
-  await machine?.cleanup();
-  await t?.stop();
 });
 
 /** The counter sensor's DoCommand `{log}` writes one entry through the module's logger. */
