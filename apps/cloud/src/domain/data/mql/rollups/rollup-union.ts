@@ -33,6 +33,15 @@ function keyEquals(a: string, b: string): string {
   return keyColumns.map((column) => `${a}.${column} = ${b}.${column}`).join(' AND ');
 }
 
+/**
+ * `(key) IN (SELECT key FROM cte)` as an expression (COALESCE keeps PostgreSQL from turning it into a
+ * join): a hashed SubPlan, one hash probe per row. As a semi/anti join the planner, estimating a CTE of a
+ * row or two, chose a nested loop: 500,000 raw rows × 5,760 dirty buckets took seconds.
+ */
+function inKeys(key: readonly string[], cte: string): string {
+  return `COALESCE((${key.join(', ')}) IN (SELECT ${keyColumns.join(', ')} FROM ${cte}), false)`;
+}
+
 function timestampLiteral(at: Date): string {
   return `${quoteText(at.toISOString())}::timestamptz`;
 }
@@ -136,7 +145,10 @@ function bucketsCte(plan: RollupPlan, slots: Map<string, PathSlot>): string {
   const conditions = [
     'b.source_id IN (SELECT source_id FROM ru_src)',
     ...bucketBounds('b', plan.bounds),
-    `NOT EXISTS (SELECT 1 FROM ru_dirty d WHERE ${keyEquals('d', 'b')})`,
+    `NOT ${inKeys(
+      keyColumns.map((column) => `b.${column}`),
+      'ru_dirty',
+    )}`,
   ];
   return `SELECT ${keyColumns.map((column) => `b.${column}`).join(', ')}, b.row_count, (${usable}) AS usable${columns.length ? `, ${columns.join(', ')}` : ''}
     FROM sensordata.reading_rollup_buckets b ${joins.join(' ')}
@@ -175,8 +187,7 @@ function rawCte(plan: RollupPlan, maxProbedBuckets: number): string {
    WHERE (SELECT count(*) FROM ru_raw_keys) > ${maxProbedBuckets}
      AND r.source_id IN (SELECT source_id FROM ru_src)
      ${rowBounds.map((condition) => `AND ${condition}`).join(' ')}
-     AND (r.source_id, date_trunc('hour', r.captured_at, 'UTC'), ${hourOf('time_received')}, ${hourOf('time_requested')})
-         IN (SELECT ${keyColumns.join(', ')} FROM ru_raw_keys)`;
+     AND ${inKeys(['r.source_id', "date_trunc('hour', r.captured_at, 'UTC')", hourOf('time_received'), hourOf('time_requested')], 'ru_raw_keys')}`;
   return `${probed}\n   UNION ALL\n   ${scanned}`;
 }
 
