@@ -39,7 +39,15 @@ async function main(): Promise<number> {
     const registry = createModelRegistry();
     registerBuiltinModels(registry, systemClock);
     for (const extension of parts.extensions) extension.registerModels?.(registry);
-    await writeDumpResources(registry, flags.dumpResources);
+    try {
+      await writeDumpResources(registry, flags.dumpResources);
+    } catch (error) {
+      const reason = (error as NodeJS.ErrnoException).code ?? errorMessage(error);
+      process.stderr.write(
+        `-dump-resources: cannot write ${JSON.stringify(flags.dumpResources)} (${reason})\n`,
+      );
+      return 1;
+    }
     return 0;
   }
   const logger = parts.logging.logger;

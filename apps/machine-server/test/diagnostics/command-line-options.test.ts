@@ -331,3 +331,13 @@ test('-cpuprofile to a path that cannot be written stops start-up with a clear e
   );
   assert.ok(!machine.lines.some((line) => line.includes('machine-server starting')));
 });
+
+test('-dump-resources to a path that cannot be written exits 1 with a clear error', async () => {
+  const missing = path.join(tmpdir(), `no-such-dir-${process.pid}`, 'dump.json');
+  const machine = await start({ config: { network }, args: ['-dump-resources', missing] });
+  assert.equal(await exitOf(machine), 1);
+  assert.ok(
+    machine.lines.includes(`-dump-resources: cannot write "${missing}" (ENOENT)`),
+    machine.lines.join('\n'),
+  );
+});
