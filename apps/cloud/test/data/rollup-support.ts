@@ -168,7 +168,7 @@ export async function rollupCounts(db: Database): Promise<{ marks: number; bucke
   const { rows } = await db.query<{ marks: number; buckets: number; paths: number }>(
     `SELECT (SELECT count(*)::int FROM reading_rollup_marks) AS marks,
             (SELECT count(*)::int FROM reading_rollup_buckets) AS buckets,
-            (SELECT count(*)::int FROM reading_rollup_paths) AS paths`,
+            (SELECT COALESCE(sum((SELECT count(*) FROM jsonb_object_keys(paths))), 0)::int FROM reading_rollup_buckets) AS paths`,
   );
   return rows[0] as { marks: number; buckets: number; paths: number };
 }

@@ -26,7 +26,7 @@ import type { Database } from '../../../infra/postgres/database.ts';
 /** Any constant; the same on every replica so only one pass runs at a time. */
 export const materializerLockKey = 7_204_231;
 
-/** A bucket with more distinct paths than this keeps no path rows (paths_complete = false). */
+/** A bucket with more distinct paths than this keeps no path statistics (paths NULL). */
 export const maxPathsPerBucket = 1_000;
 
 export interface MaterializePassResult {
@@ -76,7 +76,8 @@ const bucketRows = `SELECT k.i, r.data
          AND mcloud_private.reading_rollup_hour(r.time_requested) = k.requested_hour
       OFFSET 0) r`;
 
-// Every node below `data` reached through objects, aggregated per (bucket, path); then the buckets.
+// Every node below `data` reached through objects, aggregated per (bucket, path) into the bucket's `paths`
+// object: path (a JSON array of steps) → [numbers, sum, min, max, arrays, others] (migration 0027).
 const recomputeSql = `
 WITH RECURSIVE
   k AS MATERIALIZED (${pickedBuckets}),
@@ -98,26 +99,21 @@ WITH RECURSIVE
               FROM (SELECT i, path, value, jsonb_typeof(value) AS t FROM nodes) typed) n
      GROUP BY i, path
   ),
-  buckets AS MATERIALIZED (
-    SELECT b.i, b.row_count, b.objects AND COALESCE(c.paths, 0) <= ${maxPathsPerBucket} AS complete
+  path_objects AS (
+    SELECT i, count(*) AS paths,
+           jsonb_object_agg(path, jsonb_build_array(number_count, number_sum, number_min, number_max, array_count,
+                                                    other_count)) AS stats
+      FROM paths GROUP BY i
+  ),
+  buckets AS (
+    SELECT b.i, b.row_count,
+           CASE WHEN b.objects AND COALESCE(c.paths, 0) <= ${maxPathsPerBucket} THEN COALESCE(c.stats, '{}'::jsonb) END AS stats
       FROM (SELECT i, count(*) AS row_count, bool_and(jsonb_typeof(data) = 'object') AS objects FROM rows GROUP BY i) b
-      LEFT JOIN (SELECT i, count(*) AS paths FROM paths GROUP BY i) c ON c.i = b.i
-  ),
-  inserted_buckets AS (
-    INSERT INTO reading_rollup_buckets (${bucketKeyColumns}, row_count, paths_complete)
-    SELECT k.organization_id, k.source_id, k.captured_hour, k.received_hour, k.requested_hour, b.row_count, b.complete
-      FROM buckets b JOIN k ON k.i = b.i
-    RETURNING 1
-  ),
-  inserted_paths AS (
-    INSERT INTO reading_rollup_paths (${bucketKeyColumns}, path, number_count, number_sum, number_min, number_max,
-                                      array_count, other_count)
-    SELECT k.organization_id, k.source_id, k.captured_hour, k.received_hour, k.requested_hour, p.path,
-           p.number_count, p.number_sum, p.number_min, p.number_max, p.array_count, p.other_count
-      FROM paths p JOIN buckets b ON b.i = p.i AND b.complete JOIN k ON k.i = p.i
-    RETURNING 1
+      LEFT JOIN path_objects c ON c.i = b.i
   )
-SELECT (SELECT count(*) FROM inserted_buckets) AS buckets, (SELECT count(*) FROM inserted_paths) AS paths`;
+INSERT INTO reading_rollup_buckets (${bucketKeyColumns}, row_count, paths)
+SELECT k.organization_id, k.source_id, k.captured_hour, k.received_hour, k.requested_hour, b.row_count, b.stats
+  FROM buckets b JOIN k ON k.i = b.i`;
 
 function bucketMatch(table: string): string {
   return `${table} t USING (${pickedBuckets}) k
@@ -168,7 +164,6 @@ export async function materializeReadingRollups(
       marked.rows.map((row) => row.received_hour),
       marked.rows.map((row) => row.requested_hour),
     ];
-    await client.query(`DELETE FROM ${bucketMatch('reading_rollup_paths')}`, keys);
     await client.query(`DELETE FROM ${bucketMatch('reading_rollup_buckets')}`, keys);
     await client.query(recomputeSql, keys);
     const ids = marked.rows.flatMap((row) => row.ids);

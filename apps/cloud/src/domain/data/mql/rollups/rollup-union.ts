@@ -14,7 +14,7 @@ import { type RollupPlan, type RollupTimeBound, rollupPlanOf, rollupSourceFields
  *
  *   ru_src     the caller's capture sources that pass the source-level `$match`
  *   ru_dirty   marked buckets in the time range (their rollups may be stale)
- *   ru_buckets materialized buckets in the range without a mark, with the rollup row of every path the
+ *   ru_buckets materialized buckets in the range without a mark, with the statistics of every path the
  *              accumulators read, and `usable`: false where a `$min`/`$max` path meets a non-number (or an
  *              array on the way) in the bucket, or the bucket keeps no path rows
  *   ru_raw     the raw rows of the dirty and the unusable buckets (per bucket: readings_source_time)
@@ -28,10 +28,6 @@ import { type RollupPlan, type RollupTimeBound, rollupPlanOf, rollupSourceFields
 
 const hourInterval = `interval '1 hour'`;
 const keyColumns = ['source_id', 'captured_hour', 'received_hour', 'requested_hour'];
-
-function keyEquals(a: string, b: string): string {
-  return keyColumns.map((column) => `${a}.${column} = ${b}.${column}`).join(' AND ');
-}
 
 /**
  * `(key) IN (SELECT key FROM cte)` as an expression (COALESCE keeps PostgreSQL from turning it into a
@@ -61,7 +57,7 @@ const rowTimeColumns = { received_hour: 'time_received', requested_hour: 'time_r
 
 interface PathSlot {
   steps: string[];
-  /** JSON array text of the steps: reading_rollup_paths.path. */
+  /** JSON array text of the steps: its key in reading_rollup_buckets.paths. */
   key: string;
   numbers: boolean;
   min: boolean;
@@ -111,36 +107,28 @@ function sourcesCte(plan: RollupPlan, builder: PipelineBuilder, where: string): 
   return `SELECT s.source_id, ${columns.join(', ')} FROM sensordata.reading_sources s WHERE ${sqlAnd(conditions)}`;
 }
 
+/** Field `index` of a path's statistics in the bucket's `paths` object (migration 0027), as text. */
+function stat(key: string, index: number): string {
+  return `(b.paths -> ${quoteText(key)} ->> ${index})`;
+}
+
 function bucketsCte(plan: RollupPlan, slots: Map<string, PathSlot>): string {
-  const joins: string[] = [];
   const columns: string[] = [];
   for (const slot of slots.values()) {
-    const p = `p${slot.index}`;
-    joins.push(
-      `LEFT JOIN sensordata.reading_rollup_paths ${p} ON ${keyEquals(p, 'b')} AND ${p}.path = ${quoteText(slot.key)}`,
-    );
     columns.push(
-      `COALESCE(${p}.number_count, 0) AS n${slot.index}`,
-      `${p}.number_sum AS s${slot.index}`,
-      `${p}.number_min AS lo${slot.index}`,
-      `${p}.number_max AS hi${slot.index}`,
+      `COALESCE(${stat(slot.key, 0)}::bigint, 0) AS n${slot.index}`,
+      `${stat(slot.key, 1)}::numeric AS s${slot.index}`,
+      `${stat(slot.key, 2)}::numeric AS lo${slot.index}`,
+      `${stat(slot.key, 3)}::numeric AS hi${slot.index}`,
     );
   }
-  // Buckets where a $min/$max path meets anything but numbers (or an array above it): read raw.
-  const unusable = [...slots.values()]
-    .filter((slot) => slot.min || slot.max)
-    .map((slot) => {
-      const prefixes = prefixKeys(slot.steps).map(quoteText).join(', ');
-      return `(x.path IN (${prefixes}) AND (x.array_count > 0 OR (x.path = ${quoteText(slot.key)} AND x.other_count > 0)))`;
-    });
-  let usable = slots.size ? 'b.paths_complete' : 'true';
-  if (unusable.length) {
-    joins.push(
-      `LEFT JOIN (SELECT DISTINCT x.source_id, x.captured_hour, x.received_hour, x.requested_hour
-                    FROM sensordata.reading_rollup_paths x
-                   WHERE ${sqlAnd([...bucketBounds('x', plan.bounds), `(${unusable.join(' OR ')})`])}) bad ON ${keyEquals('bad', 'b')}`,
-    );
-    usable += ' AND bad.source_id IS NULL';
+  // A bucket without path statistics, or where a $min/$max path meets anything but numbers (or an array on
+  // the way to it): read raw.
+  const usable = slots.size ? ['b.paths IS NOT NULL'] : ['true'];
+  for (const slot of slots.values()) {
+    if (!slot.min && !slot.max) continue;
+    for (const prefix of prefixKeys(slot.steps)) usable.push(`COALESCE(${stat(prefix, 4)}::bigint, 0) = 0`);
+    usable.push(`COALESCE(${stat(slot.key, 5)}::bigint, 0) = 0`);
   }
   const conditions = [
     'b.source_id IN (SELECT source_id FROM ru_src)',
@@ -150,8 +138,8 @@ function bucketsCte(plan: RollupPlan, slots: Map<string, PathSlot>): string {
       'ru_dirty',
     )}`,
   ];
-  return `SELECT ${keyColumns.map((column) => `b.${column}`).join(', ')}, b.row_count, (${usable}) AS usable${columns.length ? `, ${columns.join(', ')}` : ''}
-    FROM sensordata.reading_rollup_buckets b ${joins.join(' ')}
+  return `SELECT ${keyColumns.map((column) => `b.${column}`).join(', ')}, b.row_count, ${sqlAnd(usable)} AS usable${columns.length ? `, ${columns.join(', ')}` : ''}
+    FROM sensordata.reading_rollup_buckets b
    WHERE ${conditions.join(' AND ')}`;
 }
 
