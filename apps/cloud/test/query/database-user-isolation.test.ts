@@ -21,7 +21,8 @@ import { createOrganization, createPart, type SeedPart, seedReadings } from '../
 import { startTestCloud, type TestCloud } from '../support/test-cloud.ts';
 
 // Every relation a per-organization database user (ConfigureDatabaseUser) or the query role can read,
-// including the objects of the reading rollups (migrations 0023, 0026: sources, buckets, paths, marks,
+// including the objects of the reading rollups (migrations 0023, 0026, 0027: sources, buckets with their
+// path statistics, marks,
 // bucket rows) and of row-level security (0024), with another organization's rows present in each of them
 // (readings, hot store, pipeline sink, materialized rollups, dirty marks, custom expression indexes with
 // statistics): the user sees its own rows, nothing of the other organization — neither through the views
@@ -45,7 +46,6 @@ const readableViews = [
   'sensordata.reading_bucket_rows',
   'sensordata.reading_rollup_buckets',
   'sensordata.reading_rollup_marks',
-  'sensordata.reading_rollup_paths',
   'sensordata.reading_sources',
   'sensordata.readings',
 ];
@@ -112,7 +112,7 @@ before(async () => {
       data: { secret: 'TOPSECRET-B', victim_key: 7 },
     })),
   ]);
-  // Rollup buckets and paths for both organizations, then newer readings: dirty marks for both.
+  // Rollup buckets (with path statistics) for both organizations, then newer readings: dirty marks for both.
   await materializeAllReadingRollups(db, signal);
   await seedReadings(t.cloud, partA, { componentName: 'own' }, [
     { capturedAtMs: now - 60_000, data: { readings: { temperature: 21 } } },
@@ -286,7 +286,6 @@ test('every table, partition and sequence is refused, through pg and through the
       'public.pipeline_sink',
       'public.data_pipeline_runs',
       'public.reading_rollup_buckets',
-      'public.reading_rollup_paths',
       'public.reading_rollup_marks',
       'mcloud_private.query_secret',
       'mcloud_private.database_users',
