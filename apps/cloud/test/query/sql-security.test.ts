@@ -6,6 +6,7 @@ import {
   defaultQueryLimits,
   runOrganizationQuery,
 } from '../../src/domain/data/query-access/organization-query.ts';
+import { materializeAllReadingRollups } from '../../src/domain/data/rollups/reading-rollup-materializer.ts';
 import { tabularDataBySql } from '../../src/domain/data/sql/tabular-data-by-sql.ts';
 import { isDomainError } from '../../src/domain/errors.ts';
 import { createOrganization, createPart, seedReadings } from '../support/seed-data.ts';
@@ -53,6 +54,15 @@ before(async () => {
     { capturedAtMs: base, data: { secret: 'TOPSECRET-B' } },
     { capturedAtMs: base + 1000, data: { secret: 'TOPSECRET-B' } },
   ]);
+  // Rollup buckets and paths of both organizations, then a newer reading of B: marks too.
+  await materializeAllReadingRollups(t.cloud.deps.db, AbortSignal.timeout(60_000));
+  await seedReadings(t.cloud, partB, { componentName: 'secret-b', tags: ['TOPSECRET-B'] }, [
+    { capturedAtMs: base + 7_200_000, data: { secret: 'TOPSECRET-B' } },
+  ]);
+  const marks = await t.cloud.deps.db.query(
+    'SELECT count(*)::int AS marks, (SELECT count(*)::int FROM reading_rollup_paths) AS paths FROM reading_rollup_marks',
+  );
+  assert.ok(marks.rows[0].marks > 0 && marks.rows[0].paths > 0);
   await t.cloud.deps.db.query('ANALYZE readings; ANALYZE capture_sources');
 });
 
@@ -119,9 +129,12 @@ test('the database is unchanged afterwards', async () => {
     counts.rows.map((row) => [row.organization_id, row.n]),
     [
       [orgA, 1],
-      [orgB, 2],
+      [orgB, 3],
     ],
   );
+  // The partition the attack list reads directly exists (the attack is refused, not missing).
+  const partition = await db.query("SELECT 1 FROM pg_class WHERE relname = 'readings_y2025m03'");
+  assert.equal(partition.rowCount, 1);
   const stolen = await db.query("SELECT 1 FROM pg_class WHERE relname = 'stolen'");
   assert.equal(stolen.rowCount, 0);
   const view = await db.query(
