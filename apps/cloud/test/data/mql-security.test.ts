@@ -5,6 +5,7 @@ import { deserialize, serialize } from 'bson';
 import { compilePipeline, readingsSource } from '../../src/domain/data/mql/mql-compiler.ts';
 import { decodeStage } from '../../src/domain/data/mql/mql-values.ts';
 import { runOrganizationQuery } from '../../src/domain/data/query-access/organization-query.ts';
+import { materializeAllReadingRollups } from '../../src/domain/data/rollups/reading-rollup-materializer.ts';
 import { type AuthedClients, createAuthedClients } from '../support/connect-clients.ts';
 import { expectCode } from '../support/fleet-fixtures.ts';
 import { createOrganization, createPart, seedReadings } from '../support/seed-data.ts';
@@ -93,6 +94,55 @@ test('matching, grouping or comparing on another organization_id finds nothing',
       { $match: { organization_id: foreignOrg } },
     ]),
   );
+});
+
+test('the rollup path ($match on source fields + $group, migration 0023) sees only the caller organization', async () => {
+  // Buckets and paths of both organizations materialized, then one more foreign reading (a dirty mark).
+  const db = t.cloud.deps.db;
+  await materializeAllReadingRollups(db, AbortSignal.timeout(60_000));
+  const rolledUp = await db.query(
+    'SELECT count(DISTINCT organization_id)::int AS n FROM reading_rollup_buckets',
+  );
+  assert.equal(rolledUp.rows[0].n, 2, 'both organizations have materialized buckets');
+  await db.query(
+    `INSERT INTO readings (organization_id, source_id, captured_at, time_requested, time_received, synced_at, size_bytes, data)
+     SELECT organization_id, source_id, captured_at + interval '2 hours', time_requested + interval '2 hours',
+            time_received + interval '2 hours', synced_at, size_bytes, data
+       FROM readings WHERE organization_id = $1`,
+    [foreignOrg],
+  );
+  const hourStart = new Date(base);
+  const pipelines: [object[], Record<string, unknown>[]][] = [
+    [
+      [{ $group: { _id: '$organization_id', n: { $sum: 1 }, max: { $max: '$data.readings.temperature' } } }],
+      [{ _id: org, n: 2, max: 21 }],
+    ],
+    [
+      [{ $group: { _id: null, n: { $count: {} }, avg: { $avg: '$data.readings.temperature' } } }],
+      [{ _id: null, n: 2, avg: 20.5 }],
+    ],
+    [[{ $match: { component_name: 'secret' } }, { $group: { _id: '$component_name', n: { $sum: 1 } } }], []],
+    [[{ $match: { organization_id: foreignOrg } }, { $group: { _id: null, n: { $sum: 1 } } }], []],
+    [
+      [
+        { $match: { time_received: { $gte: hourStart } } },
+        { $group: { _id: '$component_name', n: { $sum: 1 }, pw: { $max: '$data.readings.password' } } },
+      ],
+      [{ _id: 'thermo', n: 2, pw: null }],
+    ],
+  ];
+  try {
+    for (const [stages, expected] of pipelines) {
+      const rows = await run(stages);
+      assertOnlyOwn(rows);
+      assert.deepEqual(rows, expected, JSON.stringify(stages));
+    }
+  } finally {
+    await db.query('DELETE FROM readings WHERE organization_id = $1 AND captured_at > $2', [
+      foreignOrg,
+      new Date(base + 3_600_000),
+    ]);
+  }
 });
 
 test('a foreign organization_id in the request is denied, not answered', async () => {
