@@ -206,6 +206,38 @@ test('a tick schedules the window once; the run writes its output with _viam_pip
   await cleanUp(id);
 });
 
+test('ListDataPipelineRuns pages through every run, newest window first, with page tokens', async () => {
+  nowMs = at('2025-03-10T10:30:00Z');
+  const id = await createPipeline('paged');
+  for (let tick = 1; tick <= 7; tick += 1) {
+    nowMs = at('2025-03-10T10:00:00Z') + tick * hour;
+    assert.equal((await pass()).scheduled, 1);
+  }
+  const runDeps = { db: t.cloud.deps.db, clock };
+  const pages: string[][] = [];
+  let pageToken = '';
+  do {
+    const page = await listDataPipelineRuns(runDeps, ownerOf(organizationId), { id, pageSize: 3, pageToken });
+    pages.push(page.runs.map((run) => new Date(run.dataStartMs).toISOString().slice(11, 16)));
+    assert.ok(page.runs.every((run) => run.status === 'scheduled'));
+    pageToken = page.nextPageToken;
+  } while (pageToken !== '' && pages.length < 10);
+  assert.deepEqual(pages, [['16:00', '15:00', '14:00'], ['13:00', '12:00', '11:00'], ['10:00']]);
+  // Exactly a full last page: no further (empty) page is announced.
+  const whole = await listDataPipelineRuns(runDeps, ownerOf(organizationId), {
+    id,
+    pageSize: 7,
+    pageToken: '',
+  });
+  assert.equal(whole.runs.length, 7);
+  assert.equal(whole.nextPageToken, '');
+  await assert.rejects(
+    listDataPipelineRuns(runDeps, ownerOf(organizationId), { id, pageSize: 1001, pageToken: '' }),
+    /page_size: must be at most/,
+  );
+  await cleanUp(id);
+});
+
 test('a run left STARTED past the stale limit is failed and its window scheduled again', async () => {
   nowMs = at('2025-03-11T10:30:00Z');
   await seedReadings(t.cloud, part, { componentName: 'stale' }, [
