@@ -2,7 +2,8 @@
  * Issue 4, machine-server item 7 (machine-runtime.md A8) with a real cloud and a real machine-server:
  * while the maintenance sensor says no, a resource change is held back entirely (nothing built, the
  * config cache not rewritten), yet auth changes still apply (a new API key dials the machine); once
- * the sensor allows it, the next check applies the change and rewrites the cache.
+ * the sensor allows it, the next check applies the change and rewrites the cache. A restart the cloud
+ * asks for (NeedsRestart) ignores the window.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -76,4 +77,33 @@ test('a blocked reconfiguration changes no resource and no cache, auth changes s
     await client.disconnect();
   }
   assert.equal(await machine.stop(), 0);
+});
+
+test('a restart asked by the cloud (MarkPartForRestart) does not wait for the maintenance window', async () => {
+  const t = await harness.cloud();
+  const part = await createCloudPart(t, 'maintenance-restart-machine');
+  const switchFile = path.join(dir, 'closed-window.json');
+  await writeFile(switchFile, JSON.stringify({ allowed: false }));
+  await setPartConfig(part, {
+    components: [
+      {
+        name: 'maint',
+        api: 'rdk:component:sensor',
+        model: 'fake',
+        attributes: { readings_file: switchFile },
+      },
+    ],
+    maintenance: { sensor_name: 'rdk:component:sensor/maint', maintenance_allowed_key: 'allowed' },
+  });
+  const machine = await harness.startMachine({ config: credentialsFile(t.url, part, '15s') });
+  await machine.waitForLine(/machine connection open/);
+  const url = await servingUrl(machine);
+  assert.equal(
+    ((await (await fetch(`${url}/restart_status`)).json()) as { restart_allowed: boolean }).restart_allowed,
+    false,
+  );
+  const exited = new Promise<number | null>((resolve) => machine.child.once('exit', resolve));
+  await part.owner.app.markPartForRestart({ partId: part.partId });
+  assert.equal(await exited, 0);
+  assert.ok(machine.lines.some((line) => /the cloud asked for a restart; shutting down/.test(line)));
 });
