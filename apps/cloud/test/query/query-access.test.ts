@@ -144,11 +144,11 @@ test('forged or foreign tokens, base tables and private objects are refused by t
 test('limits: rows, bytes and time answer with the limit', async () => {
   await assert.rejects(
     run('SELECT * FROM readings', { limits: { ...defaultQueryLimits, maxRows: 1 } }),
-    /limit of 1 rows/,
+    (error: DomainError) => error.code === 'ResourceExhausted' && /limit of 1 rows/.test(error.message),
   );
   await assert.rejects(
     run('SELECT * FROM readings', { limits: { ...defaultQueryLimits, maxBytes: 100 } }),
-    /limit of 100 bytes/,
+    (error: DomainError) => error.code === 'ResourceExhausted' && /limit of 100 bytes/.test(error.message),
   );
   await assert.rejects(
     run('SELECT count(*) FROM generate_series(1, 100000000)', {
@@ -158,6 +158,15 @@ test('limits: rows, bytes and time answer with the limit', async () => {
   );
   // The pooled connection is clean afterwards.
   assert.equal((await rows('SELECT count(*) AS n FROM readings'))[0]?.n, 2);
+});
+
+test('the statement runs in a READ ONLY transaction, as mcloud_query, under the statement timeout', async () => {
+  const [doc] = await rows(
+    `SELECT current_setting('transaction_read_only') AS read_only, current_setting('statement_timeout') AS timeout,
+            current_user AS role`,
+    { limits: { ...defaultQueryLimits, timeoutMs: 4_321 } },
+  );
+  assert.deepEqual(doc, { read_only: 'on', timeout: '4321ms', role: 'mcloud_query' });
 });
 
 test('parameters and json-document rows (for compiled MQL)', async () => {
