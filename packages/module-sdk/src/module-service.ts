@@ -5,7 +5,7 @@
  */
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Code, ConnectError, type ConnectRouter, type HandlerContext } from '@connectrpc/connect';
-import { modulePb, type robotPb } from '@mcloud/protocol';
+import { modulePb, type robotPb } from '@mcloud/protocol/machine';
 import type { ApiDefinition } from './api-definition.ts';
 import { errorMessage, ModuleError, toConnectError } from './errors.ts';
 import type { Logger, LogLevel } from './logger.ts';

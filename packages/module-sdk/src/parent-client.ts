@@ -8,7 +8,7 @@
 import { hostname } from 'node:os';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { type Client, createClient, type Transport } from '@connectrpc/connect';
-import { machineRobotPb } from '@mcloud/protocol';
+import { machineRobotPb } from '@mcloud/protocol/machine';
 import { consoleSink, type LogRecord } from './logger.ts';
 import type { ResourceName } from './resource-name.ts';
 import { createSocketTransport } from './socket-transport.ts';

@@ -8,7 +8,7 @@
 import { type DescFile, type DescService, toBinary } from '@bufbuild/protobuf';
 import { FileDescriptorProtoSchema } from '@bufbuild/protobuf/wkt';
 import { Code, type ConnectRouter } from '@connectrpc/connect';
-import { reflectionPb, reflectionV1alphaPb } from '@mcloud/protocol';
+import { reflectionPb, reflectionV1alphaPb } from '@mcloud/protocol/machine';
 
 type Request = reflectionPb.ServerReflectionRequest | reflectionV1alphaPb.ServerReflectionRequest;
 

@@ -1,5 +1,5 @@
 /** `viam.app.v1.ComponentConfig` → ResourceConfig (appendix §1.3, §2.5). */
-import type { robotPb } from '@mcloud/protocol';
+import type { robotPb } from '@mcloud/protocol/machine';
 import { ModuleError } from './errors.ts';
 import type { ResourceConfig } from './resource.ts';
 import { checkModel, parseApi } from './resource-name.ts';

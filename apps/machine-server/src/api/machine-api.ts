@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import path from 'node:path';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
-import { machineRobotPb } from '@mcloud/protocol';
+import { machineRobotPb } from '@mcloud/protocol/machine';
 import { applyCors, type Listener, listen, type RequestHandler } from '@mcloud/rpc-server';
 import { allResourceConfigs, type MachineConfig } from '../config/machine-config.ts';
 import { errorMessage, isMachineError, MachineError } from '../errors.ts';

@@ -1,7 +1,7 @@
 import { create } from '@bufbuild/protobuf';
 import { durationFromMs, timestampDate, timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { ServiceImpl } from '@connectrpc/connect';
-import { commonPb, machineRobotPb } from '@mcloud/protocol';
+import { commonPb, machineRobotPb } from '@mcloud/protocol/machine';
 import { MachineError } from '../errors.ts';
 import type { MachineHost, ResourceState } from '../machine-host.ts';
 import { formatApi, formatModel, type ResourceName, shortName } from '../resources/resource-name.ts';

@@ -5,7 +5,7 @@
  */
 import { hostname, networkInterfaces, platform } from 'node:os';
 import { Code, ConnectError, createClient } from '@connectrpc/connect';
-import { robotPb } from '@mcloud/protocol';
+import { robotPb } from '@mcloud/protocol/machine';
 import { errorMessage } from '../errors.ts';
 import type { JsonObject } from '../json.ts';
 import { machineServerVersion } from '../version.ts';

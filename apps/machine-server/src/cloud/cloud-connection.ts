@@ -8,7 +8,7 @@
  */
 import { Code, ConnectError, createClient, type Interceptor, type Transport } from '@connectrpc/connect';
 import { createGrpcTransport, Http2SessionManager } from '@connectrpc/connect-node';
-import { authPb } from '@mcloud/protocol';
+import { authPb } from '@mcloud/protocol/machine';
 import { invalidConfig } from '../errors.ts';
 import { authenticateFields, type CloudCredentials } from './cloud-credentials.ts';
 

@@ -9,7 +9,7 @@
 import { create } from '@bufbuild/protobuf';
 import { durationMs } from '@bufbuild/protobuf/wkt';
 import { Code, ConnectError, createClient } from '@connectrpc/connect';
-import { machineConnectionPb } from '@mcloud/protocol';
+import { machineConnectionPb } from '@mcloud/protocol/machine';
 import { sleep } from '../concurrency.ts';
 import { errorMessage } from '../errors.ts';
 import type { Logger } from '../logging/logger.ts';

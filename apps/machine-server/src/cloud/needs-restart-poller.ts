@@ -6,7 +6,7 @@
  */
 import { durationMs } from '@bufbuild/protobuf/wkt';
 import { createClient } from '@connectrpc/connect';
-import { robotPb } from '@mcloud/protocol';
+import { robotPb } from '@mcloud/protocol/machine';
 import { errorMessage } from '../errors.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { CloudConnection } from './cloud-connection.ts';

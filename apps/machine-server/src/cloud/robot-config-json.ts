@@ -4,7 +4,7 @@
  * is cached on disk (A1.4: the unprocessed config as received).
  */
 import { toJson } from '@bufbuild/protobuf';
-import { robotPb } from '@mcloud/protocol';
+import { robotPb } from '@mcloud/protocol/machine';
 import { isJsonObject, type JsonObject, type JsonValue } from '../json.ts';
 
 const credentialTypes: Record<string, string> = {

@@ -8,7 +8,7 @@
 import { createReadStream } from 'node:fs';
 import path from 'node:path';
 import { create } from '@bufbuild/protobuf';
-import { dataSyncPb } from '@mcloud/protocol';
+import { dataSyncPb } from '@mcloud/protocol/machine';
 import { type UploadTarget, uploadChunkBytes } from './capture-file-upload.ts';
 
 export interface ArbitraryFileLabels {

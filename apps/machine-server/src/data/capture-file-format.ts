@@ -14,7 +14,7 @@ import {
   timestampFromMs,
   ValueSchema,
 } from '@bufbuild/protobuf/wkt';
-import { dataSyncPb } from '@mcloud/protocol';
+import { dataSyncPb } from '@mcloud/protocol/machine';
 import { MachineError } from '../errors.ts';
 import type { JsonObject, JsonValue } from '../json.ts';
 import { encodeTabularReadingDelimited } from './sensor-data-encoding.ts';

@@ -5,7 +5,7 @@
  */
 import { type FileHandle, open } from 'node:fs/promises';
 import { fromBinary } from '@bufbuild/protobuf';
-import { dataSyncPb } from '@mcloud/protocol';
+import { dataSyncPb } from '@mcloud/protocol/machine';
 import {
   CaptureFileFormatError,
   type CaptureFileMetadata,

@@ -8,7 +8,7 @@
 import { create } from '@bufbuild/protobuf';
 import { WireType } from '@bufbuild/protobuf/wire';
 import type { Client } from '@connectrpc/connect';
-import { dataSyncPb } from '@mcloud/protocol';
+import { dataSyncPb } from '@mcloud/protocol/machine';
 import {
   type CaptureFileMetadata,
   methodParametersToProto,

@@ -6,7 +6,7 @@
  * change, the extension asks the host to rebuild the data manager.
  */
 import { createClient } from '@connectrpc/connect';
-import { dataSyncPb } from '@mcloud/protocol';
+import { dataSyncPb } from '@mcloud/protocol/machine';
 import type { MachineConfig } from '../config/machine-config.ts';
 import { allResourceConfigs } from '../config/machine-config.ts';
 import { errorMessage } from '../errors.ts';

@@ -3,7 +3,7 @@
  * `UploadBinaryDataToDatasets` (bytes into datasets through FileUpload) and `DoCommand`.
  */
 import type { ServiceImpl } from '@connectrpc/connect';
-import type { dataManagerPb } from '@mcloud/protocol';
+import type { dataManagerPb } from '@mcloud/protocol/machine';
 import { doCommandHandler, type ResourceCalls } from '../api/components/resource-calls.ts';
 import { MachineError } from '../errors.ts';
 import { dataManagerApi, isDataManager } from './data-manager-api.ts';

@@ -10,7 +10,7 @@ import { hostname } from 'node:os';
 import { create, type JsonObject, type JsonValue } from '@bufbuild/protobuf';
 import { timestampFromMs, timestampMs } from '@bufbuild/protobuf/wkt';
 import { Code, ConnectError, createClient, type Transport } from '@connectrpc/connect';
-import { commonPb, robotPb } from '@mcloud/protocol';
+import { commonPb, robotPb } from '@mcloud/protocol/machine';
 import type { LogCaller, LogEntry } from './log-entry.ts';
 import { parseLogLevel } from './logger.ts';
 import { LogBatchRejectedError, type SendLogBatch } from './net-appender.ts';

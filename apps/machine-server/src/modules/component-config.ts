@@ -1,6 +1,6 @@
 /** ResourceConfig → `viam.app.v1.ComponentConfig`, as the module protocol sends configs (appendix §1.3). */
 import type { MessageInitShape } from '@bufbuild/protobuf';
-import type { robotPb } from '@mcloud/protocol';
+import type { robotPb } from '@mcloud/protocol/machine';
 import type { ResourceConfig } from '../resources/resource-config.ts';
 import { formatApi, formatModel } from '../resources/resource-name.ts';
 

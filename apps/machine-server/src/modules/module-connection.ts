@@ -9,7 +9,7 @@ import { stat } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Client, Code, ConnectError, createClient, type Transport } from '@connectrpc/connect';
 import { createSocketTransport } from '@mcloud/module-sdk';
-import { modulePb } from '@mcloud/protocol';
+import { modulePb } from '@mcloud/protocol/machine';
 import { errorMessage, MachineError } from '../errors.ts';
 import { type Api, createApi, type Model, parseModel } from '../resources/resource-name.ts';
 import { describeExit, type ModuleProcess } from './module-process.ts';

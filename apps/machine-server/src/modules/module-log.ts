@@ -5,7 +5,7 @@
  * not filtered by the parent's levels — the module already filtered by its `--log-level` (A4.5). The
  * parent's receive time is used; `log_ts` is added when the module's timestamp is more than 1 s old.
  */
-import type { commonPb } from '@mcloud/protocol';
+import type { commonPb } from '@mcloud/protocol/machine';
 import { MachineError } from '../errors.ts';
 import { logEntryFromProto } from '../logging/cloud-log-sender.ts';
 import { type Logger, parseLogLevel } from '../logging/logger.ts';

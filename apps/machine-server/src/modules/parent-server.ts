@@ -8,7 +8,7 @@
  */
 import type { ConnectRouter } from '@connectrpc/connect';
 import { type SocketServer, startSocketServer } from '@mcloud/module-sdk';
-import { machineRobotPb } from '@mcloud/protocol';
+import { machineRobotPb } from '@mcloud/protocol/machine';
 import { registerComponentServices } from '../api/components/component-services.ts';
 import { createErrorInterceptor } from '../api/error-interceptor.ts';
 import { resourceNameToProto } from '../api/robot-service.ts';

@@ -1,6 +1,6 @@
 /** `rdk:component:generic` — viam.component.generic.v1.GenericService (DoCommand only). */
 import { createClient } from '@connectrpc/connect';
-import { genericPb } from '@mcloud/protocol';
+import { genericPb } from '@mcloud/protocol/machine';
 import type { ApiDefinition } from '../api-definition.ts';
 import type { Resource } from '../resource.ts';
 import type { Api } from '../resource-name.ts';

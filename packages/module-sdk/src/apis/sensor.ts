@@ -1,6 +1,6 @@
 /** `rdk:component:sensor` — viam.component.sensor.v1.SensorService. */
 import { createClient } from '@connectrpc/connect';
-import { sensorPb } from '@mcloud/protocol';
+import { sensorPb } from '@mcloud/protocol/machine';
 import { type ApiDefinition, callOptions } from '../api-definition.ts';
 import { type JsonValue, jsonToValueMap, valueMapToJson } from '../json.ts';
 import type { CallOptions, Resource } from '../resource.ts';

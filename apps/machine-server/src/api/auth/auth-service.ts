@@ -1,5 +1,5 @@
 import type { ConnectRouter } from '@connectrpc/connect';
-import { authPb } from '@mcloud/protocol';
+import { authPb } from '@mcloud/protocol/machine';
 import type { MachineAuthenticator } from './machine-authenticator.ts';
 
 /** `proto.rpc.v1.AuthService` on the machine: credentials in, bearer token out (A7.3). */

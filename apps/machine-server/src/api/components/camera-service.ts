@@ -1,7 +1,7 @@
 import { fromJson } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { ServiceImpl } from '@connectrpc/connect';
-import { cameraPb, dataPb } from '@mcloud/protocol';
+import { cameraPb, dataPb } from '@mcloud/protocol/machine';
 import { cameraApi, isCamera, mimeJpeg, mimePng } from '../../resources/apis/camera.ts';
 import { doCommandHandler, type ResourceCalls } from './resource-calls.ts';
 

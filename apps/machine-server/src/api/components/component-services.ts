@@ -1,5 +1,12 @@
 import type { ConnectRouter } from '@connectrpc/connect';
-import { cameraPb, dataManagerPb, genericPb, genericServicePb, motorPb, sensorPb } from '@mcloud/protocol';
+import {
+  cameraPb,
+  dataManagerPb,
+  genericPb,
+  genericServicePb,
+  motorPb,
+  sensorPb,
+} from '@mcloud/protocol/machine';
 import { dataManagerHandlers } from '../../data/data-manager-service.ts';
 import { cameraHandlers } from './camera-service.ts';
 import { genericComponentHandlers, genericServiceHandlers } from './generic-service.ts';

@@ -1,5 +1,5 @@
 import type { ServiceImpl } from '@connectrpc/connect';
-import type { genericPb, genericServicePb } from '@mcloud/protocol';
+import type { genericPb, genericServicePb } from '@mcloud/protocol/machine';
 import { genericComponentApi, genericServiceApi, isGeneric } from '../../resources/apis/generic.ts';
 import { doCommandHandler, type ResourceCalls } from './resource-calls.ts';
 

@@ -1,5 +1,5 @@
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
-import type { motorPb } from '@mcloud/protocol';
+import type { motorPb } from '@mcloud/protocol/machine';
 import type { JsonObject } from '../../json.ts';
 import { isMotor, type Motor, motorApi } from '../../resources/apis/motor.ts';
 import type { CallOptions } from '../../resources/resource.ts';

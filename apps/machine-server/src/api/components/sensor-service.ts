@@ -1,7 +1,7 @@
 import { fromJson } from '@bufbuild/protobuf';
 import { ValueSchema } from '@bufbuild/protobuf/wkt';
 import type { ServiceImpl } from '@connectrpc/connect';
-import type { sensorPb } from '@mcloud/protocol';
+import type { sensorPb } from '@mcloud/protocol/machine';
 import { isSensor, sensorApi } from '../../resources/apis/sensor.ts';
 import { doCommandHandler, type ResourceCalls } from './resource-calls.ts';
 
