@@ -6,6 +6,7 @@ import { authPb, genericPb, machineRobotPb, motorPb, sensorPb } from '@mcloud/pr
 import { createSdkRobotClient, expectRpcError, sdkTransportKinds, structFromJson } from '@mcloud/sdk-testkit';
 import {
   CameraClient,
+  createRobotClient,
   GenericComponentClient,
   MotorClient,
   type RobotClient,
@@ -161,6 +162,33 @@ for (const transport of sdkTransportKinds) {
     });
   });
 }
+
+describe('createRobotClient itself (SDK 0.61.1) with a direct host', () => {
+  test('dials and authenticates, then rejects only for want of a WebRTC peer (so tests use RobotClient.dial)', async () => {
+    const conf = (payload: string) => ({
+      host: url,
+      credentials: { type: 'api-key' as const, authEntity: apiKeyId, payload },
+      noReconnect: true,
+      dialTimeout: 5000,
+      disableSessions: true,
+    });
+    // Wrong credentials fail at Authenticate on the machine …
+    await assert.rejects(createRobotClient(conf('wrong')), (error: Error) => {
+      const causes = (error as { cause?: unknown }).cause;
+      assert.ok(
+        Array.isArray(causes) && causes.some((c) => (c as { code?: unknown }).code === Code.Unauthenticated),
+      );
+      return true;
+    });
+    // … the right ones pass it and the connection probe, and the SDK's last check (`isConnected()`, true
+    // only for a connected WebRTC peer) turns the working direct connection into this error.
+    await assert.rejects(createRobotClient(conf(apiKey)), (error: Error) => {
+      assert.equal(error.message, 'Failed to connect to robot');
+      assert.equal((error as { cause?: unknown }).cause, undefined);
+      return true;
+    });
+  });
+});
 
 describe('authentication', () => {
   const transports = {
