@@ -2,6 +2,7 @@
  * The bin turns on Node's compile cache in `$VIAM_HOME/compile-cache` (src/bin/machine-server.js): a
  * real process fills it at exit, a restart with the same VIAM_HOME takes every type-stripped module from
  * it (Node's own COMPILE_CACHE debug output says so), and NODE_DISABLE_COMPILE_CACHE=1 leaves it alone.
+ * The same output lists every module loaded: none of the cloud-only protocol files.
  */
 import assert from 'node:assert/strict';
 import { readdir, rm, stat } from 'node:fs/promises';
@@ -48,6 +49,13 @@ test('the machine-server bin keeps a compile cache in VIAM_HOME and restarts fro
       ),
     );
     assert.deepEqual(await cacheFiles(first.viamHome), written, 'a warm start adds nothing');
+    // The debug output names every module loaded: the cloud-only schema stays out (@mcloud/protocol/machine).
+    assert.ok(third.lines.some((line) => line.includes('/gen/robot/v1/robot_pb.js')));
+    assert.deepEqual(
+      third.lines.filter((line) => /\/gen\/app\/v1\/(app|billing|end_user)_pb\.js/.test(line)),
+      [],
+      'the machine-server loads the cloud-only protocol files: import @mcloud/protocol/machine instead',
+    );
   } finally {
     await first.stop();
     await rm(first.dir, { recursive: true, force: true });
