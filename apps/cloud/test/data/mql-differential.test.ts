@@ -120,6 +120,12 @@ const matchConditionArb: fc.Arbitrary<object> = fc.oneof(
     .map(([op, s]) => ({ 'data.readings.temperature': { [op]: s } })),
   fc.constant({ 'data.readings.temperature': null }),
   fc.integer({ min: -20, max: 40 }).map((n) => ({ 'data.readings.temperature': { $ne: n } })),
+  // $not: also true where the field is missing or of another type.
+  fc
+    .tuple(comparisonOp, fc.integer({ min: -20, max: 40 }))
+    .map(([op, n]) => ({ 'data.readings.temperature': { $not: { [op]: n } } })),
+  fc.subarray(tagPool, { minLength: 1 }).map((list) => ({ tags: { $not: { $in: list } } })),
+  fc.integer({ min: 2, max: 5 }).map((n) => ({ 'data.readings.humidity': { $mod: [n, 1] } })),
   fc.constantFrom('hot', 'cold').map((s) => ({ 'data.readings.temperature': s })),
   fc
     .constantFrom('string', 'number', 'null')
@@ -193,11 +199,17 @@ const computedArb: fc.Arbitrary<[string, unknown]> = fc.constantFrom<[string, un
   ['kind', { $type: '$data.readings.temperature' }],
   ['cmp', { $cmp: ['$data.readings.temperature', 10] }],
   ['abs', { $abs: { $subtract: [50, { $ifNull: ['$data.readings.humidity', 0] }] } }],
+  ['rem', { $mod: [{ $ifNull: ['$data.readings.humidity', 0] }, 7] }],
+  ['day_start', { $dateTrunc: { date: '$time_received', unit: 'day' } }],
 );
 
+// $set is $addFields under another name.
 const addFieldsArb = fc
-  .uniqueArray(computedArb, { minLength: 1, maxLength: 3, selector: ([name]) => name })
-  .map((entries) => ({ $addFields: Object.fromEntries(entries) }));
+  .tuple(
+    fc.uniqueArray(computedArb, { minLength: 1, maxLength: 3, selector: ([name]) => name }),
+    fc.constantFrom('$addFields', '$set'),
+  )
+  .map(([entries, stage]) => ({ [stage]: Object.fromEntries(entries) }));
 
 const groupKeyArb = fc.constantFrom<unknown>(
   '$component_name',
