@@ -259,6 +259,20 @@ test('unknown variables, malformed stages and limits answer InvalidArgument nami
   assert.match(String(broken), /mql_binary\[1\]: is not a valid BSON document/);
 });
 
+test('a result over the row cap answers ResourceExhausted naming the limit', async () => {
+  const many = Array.from({ length: 400 }, (_, i) => i);
+  await expectCode(
+    run([
+      { $project: { a: { $literal: many }, b: { $literal: many } } },
+      { $unwind: '$a' },
+      { $unwind: '$b' },
+    ]),
+    Code.ResourceExhausted,
+    /limit of 100000 rows/,
+  );
+  assert.deepEqual(await run([{ $count: 'n' }]), [{ n: 2 }], 'the next query is answered');
+});
+
 test('runaway pipelines hit the time budget (DeadlineExceeded) and leave the server serving', async () => {
   const explode = {
     $addFields: {
