@@ -206,6 +206,36 @@ test('a tick schedules the window once; the run writes its output with _viam_pip
   await cleanUp(id);
 });
 
+test('a window is [start, end): a reading at its start is in, one at its end belongs to the next window', async () => {
+  await seedReadings(t.cloud, part, { componentName: 'edges' }, [
+    { capturedAtMs: at('2025-03-21T12:00:00.000Z'), data: { readings: { edge: 'start' } } },
+    { capturedAtMs: at('2025-03-21T12:59:59.999Z'), data: { readings: { edge: 'just before the end' } } },
+    { capturedAtMs: at('2025-03-21T13:00:00.000Z'), data: { readings: { edge: 'end' } } },
+  ]);
+  nowMs = at('2025-03-21T12:30:00Z');
+  const id = await createPipeline('edges', {
+    stages: [
+      BSON.serialize({ $match: { component_name: 'edges' } }),
+      BSON.serialize({ $sort: { time_received: 1 } }),
+      BSON.serialize({ $group: { _id: null, edges: { $push: '$data.readings.edge' } } }),
+    ],
+  });
+  nowMs = at('2025-03-21T13:00:00Z');
+  assert.equal((await pass()).scheduled, 1);
+  nowMs = at('2025-03-21T14:00:00Z');
+  assert.equal((await pass()).scheduled, 1);
+  assert.deepEqual(await drain(), ['completed', 'completed']);
+  const byWindow = (await sinkOf(id)).map((doc) => [
+    new Date(runOf(doc).interval.start.$date).toISOString(),
+    doc.edges,
+  ]);
+  assert.deepEqual(byWindow.sort(), [
+    ['2025-03-21T12:00:00.000Z', ['start', 'just before the end']],
+    ['2025-03-21T13:00:00.000Z', ['end']],
+  ]);
+  await cleanUp(id);
+});
+
 test('ListDataPipelineRuns pages through every run, newest window first, with page tokens', async () => {
   nowMs = at('2025-03-10T10:30:00Z');
   const id = await createPipeline('paged');
