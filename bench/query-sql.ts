@@ -12,11 +12,19 @@
  *   - directText: the same, rows as arrays of PostgreSQL's text (no parsing): the database and the socket
  *     alone, a lower bound shown for reference;
  *   - domain: tabularDataBySql in process (parse + admission + rewrite, READ ONLY transaction with the
- *     signed organization token under the mcloud_query role, security-barrier view, LIMIT cap, BSON);
+ *     signed organization token under the mcloud_query role, the organization's view under row-level
+ *     security (migration 0024), LIMIT cap, BSON);
  *   - rpc: DataService.TabularDataBySQL end to end over gRPC (h2c) with a bearer token (Connect's Node client
  *     offering gzip, so large responses are compressed; inflated in one pass, see `wideChunkGzip`);
  *     rpcIdentity: the same from a client without gzip.
  * The figure is the rpc median against the direct median (target: within 10 %).
+ *
+ * CPU per call is measured too, because on a shared machine wall time follows the load: the bench
+ * process's own CPU (process.cpuUsage: the client, and for `domain`/`rpc` the in-process cloud) plus that of
+ * every process it started (/proc: PostgreSQL's backends and parallel workers, the second cloud process),
+ * summed over the measured runs of each way and divided by their number (/proc counts in 10 ms ticks, so
+ * a call's figure is ±10 ms / runs). It includes whatever else those processes did meanwhile (autovacuum,
+ * job polling), spread evenly over the ways by the interleaving.
  *
  * The gRPC clients open their HTTP/2 connection with a 4 MiB receive window (stream and connection;
  * `--client-window 0` keeps Node's 64 KiB default): grpc-go and the browsers grow their window to the
@@ -25,7 +33,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import http2 from 'node:http2';
 import { syncBuiltinESMExports } from 'node:module';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import zlib from 'node:zlib';
@@ -41,7 +49,7 @@ import { rawTextTypes } from '../apps/cloud/src/domain/data/bson/bson-from-postg
 import { tabularDataBySql } from '../apps/cloud/src/domain/data/sql/tabular-data-by-sql.ts';
 import { prepareUserSql } from '../apps/cloud/src/domain/data/sql/user-sql.ts';
 import { authenticate, noDelayConnection, openPool } from './lib/clients.ts';
-import { startCloudProcess } from './lib/cloud-process.ts';
+import { processTreeCpu, startCloudProcess } from './lib/cloud-process.ts';
 import { dayMs, loadReadings } from './lib/load-readings.ts';
 import { machineInfo, median, round, writeResult } from './lib/report.ts';
 
@@ -100,7 +108,7 @@ let replicaStop = async () => {};
 try {
   const { loaded, startMs } = await loadReadings(pool, bootstrap, totalReadings);
   const organizationId = bootstrap.organization_id;
-  // The direct baseline: the view's columns without the security barrier or the token check.
+  // The direct baseline: the view's columns without row-level security or the token check.
   await pool.query(`CREATE SCHEMA bench_direct;
     CREATE VIEW bench_direct.readings AS
     SELECT lpad(to_hex(floor(extract(epoch FROM r.captured_at))::bigint), 8, '0') || lpad(to_hex(r.id), 16, '0') AS _id,
@@ -177,9 +185,15 @@ try {
     await directClient.query('SET search_path = bench_direct, pg_catalog; SET TimeZone = UTC');
 
     const time = async (work: () => Promise<number>) => {
+      const tree = await processTreeCpu(process.pid);
+      const cpu = process.cpuUsage();
       const began = performance.now();
       const rows = await work();
-      return { ms: performance.now() - began, rows };
+      const ms = performance.now() - began;
+      const own = process.cpuUsage(cpu);
+      const treeAfter = await processTreeCpu(process.pid);
+      const cpuMs = (own.user + own.system) / 1000 + (treeAfter.descendants - tree.descendants) * 1000;
+      return { ms, rows, cpuMs };
     };
     for (const statement of statements) {
       const prepared = await prepareUserSql(statement.sql, 'sql_query');
@@ -221,14 +235,26 @@ try {
         rpcIdentity: [],
         rpcProcess: [],
       };
+      const cpuTotals: Record<keyof typeof ways, number> = {
+        direct: 0,
+        directText: 0,
+        domain: 0,
+        rpc: 0,
+        rpcIdentity: 0,
+        rpcProcess: 0,
+      };
       const rowCounts = new Set<number>();
       for (let i = 0; i < warmup + runs; i++) {
         for (const way of Object.keys(ways) as (keyof typeof ways)[]) {
-          const { ms, rows } = await time(ways[way]);
+          const { ms, rows, cpuMs } = await time(ways[way]);
           rowCounts.add(rows);
-          if (i >= warmup) samples[way].push(ms);
+          if (i >= warmup) {
+            samples[way].push(ms);
+            cpuTotals[way] += cpuMs;
+          }
         }
       }
+      const cpuPerCall = (way: keyof typeof ways) => round(cpuTotals[way] / runs, 1);
       if (rowCounts.size !== 1)
         throw new Error(`${statement.name}: the ways returned ${[...rowCounts]} rows`);
       const direct = median(samples.direct);
@@ -251,9 +277,18 @@ try {
         rpcOverhead: round(rpc / direct - 1, 3),
         rpcIdentityOverhead: round(rpcIdentity / direct - 1, 3),
         rpcProcessOverhead: round(rpcProcess / direct - 1, 3),
+        cpuMsPerCall: {
+          direct: cpuPerCall('direct'),
+          directText: cpuPerCall('directText'),
+          domain: cpuPerCall('domain'),
+          rpc: cpuPerCall('rpc'),
+          rpcIdentity: cpuPerCall('rpcIdentity'),
+          rpcProcess: cpuPerCall('rpcProcess'),
+        },
+        loadAverage1m: round(loadavg()[0] ?? 0, 2),
       };
       console.log(
-        `${statement.name} (${result.rows} rows): direct ${result.directMedianMs} ms (text rows ${result.directTextMedianMs} ms), domain ${result.domainMedianMs} ms (${(result.domainOverhead * 100).toFixed(1)} %), rpc ${result.rpcMedianMs} ms (${(result.rpcOverhead * 100).toFixed(1)} %), rpc without gzip ${result.rpcIdentityMedianMs} ms (${(result.rpcIdentityOverhead * 100).toFixed(1)} %), rpc to a cloud in its own process ${result.rpcProcessMedianMs} ms (${(result.rpcProcessOverhead * 100).toFixed(1)} %)`,
+        `${statement.name} (${result.rows} rows): direct ${result.directMedianMs} ms (text rows ${result.directTextMedianMs} ms), domain ${result.domainMedianMs} ms (${(result.domainOverhead * 100).toFixed(1)} %), rpc ${result.rpcMedianMs} ms (${(result.rpcOverhead * 100).toFixed(1)} %), rpc without gzip ${result.rpcIdentityMedianMs} ms (${(result.rpcIdentityOverhead * 100).toFixed(1)} %), rpc to a cloud in its own process ${result.rpcProcessMedianMs} ms (${(result.rpcProcessOverhead * 100).toFixed(1)} %); CPU per call ${JSON.stringify(result.cpuMsPerCall)} ms; load ${result.loadAverage1m}`,
       );
       results.push(result);
     }
@@ -268,7 +303,7 @@ try {
     parameters: { readings: loaded, runs, warmup },
     figures: results.map((r) => ({
       metric: `TabularDataBySQL vs the same statement run directly, ${r.name} (${r.rows} rows): median rpc to a cloud in its own process / direct`,
-      value: `${r.rpcProcessMedianMs} ms / ${r.directMedianMs} ms (${percent(r.rpcProcessOverhead)}); cloud in the bench process ${r.rpcMedianMs} ms (${percent(r.rpcOverhead)}), client without gzip ${r.rpcIdentityMedianMs} ms (${percent(r.rpcIdentityOverhead)}); domain, no gRPC ${r.domainMedianMs} ms (${percent(r.domainOverhead)}); direct with unparsed text rows ${r.directTextMedianMs} ms`,
+      value: `${r.rpcProcessMedianMs} ms / ${r.directMedianMs} ms (${percent(r.rpcProcessOverhead)}); cloud in the bench process ${r.rpcMedianMs} ms (${percent(r.rpcOverhead)}), client without gzip ${r.rpcIdentityMedianMs} ms (${percent(r.rpcIdentityOverhead)}); domain, no gRPC ${r.domainMedianMs} ms (${percent(r.domainOverhead)}); direct with unparsed text rows ${r.directTextMedianMs} ms. CPU per call (client + cloud + PostgreSQL): rpc to the cloud process ${r.cpuMsPerCall.rpcProcess} ms / direct ${r.cpuMsPerCall.direct} ms (${percent(r.cpuMsPerCall.rpcProcess / r.cpuMsPerCall.direct - 1)}), domain ${r.cpuMsPerCall.domain} ms; load ${r.loadAverage1m}`,
       target: `≤ +${targetOverhead * 100} %`,
       met: r.rpcProcessOverhead <= targetOverhead,
     })),
