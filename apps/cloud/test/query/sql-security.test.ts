@@ -60,9 +60,10 @@ before(async () => {
     { capturedAtMs: base + 7_200_000, data: { secret: 'TOPSECRET-B' } },
   ]);
   const marks = await t.cloud.deps.db.query(
-    'SELECT count(*)::int AS marks, (SELECT count(*)::int FROM reading_rollup_paths) AS paths FROM reading_rollup_marks',
+    // Path statistics live in the bucket rows since migration 0027 (no paths table left).
+    'SELECT count(*)::int AS marks, (SELECT count(*)::int FROM reading_rollup_buckets) AS buckets FROM reading_rollup_marks',
   );
-  assert.ok(marks.rows[0].marks > 0 && marks.rows[0].paths > 0);
+  assert.ok(marks.rows[0].marks > 0 && marks.rows[0].buckets > 0);
   await t.cloud.deps.db.query('ANALYZE readings; ANALYZE capture_sources');
 });
 
