@@ -289,6 +289,23 @@ test('runaway pipelines hit the time budget (DeadlineExceeded) and leave the ser
   stages.push({ $group: { _id: null, n: { $sum: 1 } } });
   await expectCode(run(stages), Code.DeadlineExceeded, /time limit of 1500 ms/);
   assert.deepEqual(await run([{ $count: 'n' }]), [{ n: 2 }]);
+  // Meanwhile another organization's queries are answered at once, not after the runaway ends.
+  const runaway = expectCode(run(stages), Code.DeadlineExceeded, /time limit of 1500 ms/);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const began = performance.now();
+  for (let i = 0; i < 3; i++) {
+    const theirs = await foreignClients.data.tabularDataByMQL({
+      organizationId: foreignOrg,
+      mqlBinary: [serialize({ $count: 'n' })],
+    });
+    assert.deepEqual(
+      theirs.rawData.map((bytes) => deserialize(bytes)),
+      [{ n: 1 }],
+    );
+  }
+  const elapsedMs = performance.now() - began;
+  await runaway;
+  assert.ok(elapsedMs < 1_000, `three queries of another organization took ${elapsedMs} ms during a runaway`);
 });
 
 test('the database, not the compiler, enforces the scope: compiled SQL over the raw table is refused', async () => {
