@@ -4,11 +4,15 @@
  * [--tcp-mode]`, working dir `VIAM_MODULE_ROOT` or the executable's directory, and the environment:
  * inherited + VIAM_HOME, VIAM_MODULE_DATA, VIAM_MODULE_NAME, VIAM_MODULE_ID (registry),
  * VIAM_MODULE_ROOT (local), VIAM_MODULE_ADDRESS, then the module's `env` (which wins).
+ * Beyond the spec, NODE_COMPILE_CACHE=`$VIAM_HOME/compile-cache/modules/<name>` unless the environment
+ * already sets or disables Node's compile cache: a module written in TypeScript (like the module SDK's)
+ * then restarts without loading Node's type stripper, ~25 MiB less RSS per module process
+ * (bench/README.md); other programs ignore the variable.
  */
 import { access, constants, stat } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { homedir } from 'node:os';
-import { dirname, isAbsolute, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import type { LogPatternConfig, ModuleConfig } from '../config/machine-config.ts';
 import { invalidConfig } from '../errors.ts';
 import type { LogLevel } from '../logging/logger.ts';
@@ -84,6 +88,8 @@ export function moduleEnvironment(config: ModuleConfig, options: ModuleEnvOption
   if (config.type === 'registry' && config.moduleId) env.VIAM_MODULE_ID = config.moduleId;
   if (config.type === 'local') env.VIAM_MODULE_ROOT = options.moduleRoot ?? dirname(options.executable);
   else delete env.VIAM_MODULE_ROOT;
+  if (env.NODE_COMPILE_CACHE === undefined && env.NODE_DISABLE_COMPILE_CACHE === undefined)
+    env.NODE_COMPILE_CACHE = join(options.viamHome, 'compile-cache', 'modules', config.name);
   return { ...env, ...config.env };
 }
 

@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, test } from 'node:test';
@@ -145,4 +145,11 @@ test('a modular sensor through the machine API, its environment, a broken module
   child.kill('SIGTERM');
   assert.equal(await exited, 0);
   assert.throws(() => process.kill(modulePid, 0), /ESRCH/, 'the module process is gone');
+  // NODE_COMPILE_CACHE from the parent (module-launch.ts): the TypeScript module kept its compile cache.
+  const moduleCache = path.join(dir.path, '.viam', 'compile-cache', 'modules', 'counter');
+  const cached = await readdir(moduleCache, { recursive: true }).catch(() => []);
+  assert.ok(
+    cached.filter((entry) => entry.includes(path.sep)).length > 20,
+    `${moduleCache}: ${cached.length}`,
+  );
 });
