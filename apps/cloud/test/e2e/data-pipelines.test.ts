@@ -71,6 +71,24 @@ describe('data pipelines over grpc-web', () => {
       Code.AlreadyExists,
     );
     assert.match(dup.rawMessage, /name: .*"dup"/);
+    // Unique per organization: another organization may use the name; renaming onto a taken name is refused.
+    const other = await sdk.clientFor(foreignOrg.keyId, foreignOrg.key);
+    const theirs = await other.dataClient.createDataPipeline(
+      foreignOrg.organizationId,
+      'dup',
+      stages,
+      '*/5 * * * *',
+      false,
+    );
+    assert.equal((await other.dataClient.getDataPipeline(theirs))?.name, 'dup');
+    await other.dataClient.deleteDataPipeline(theirs);
+    const second = await data.createDataPipeline(sdk.organizationId, 'dup-2', stages, '*/5 * * * *', false);
+    const renamed = await expectRpcError(
+      pipelines.renameDataPipeline({ id: second, name: 'dup' }),
+      Code.AlreadyExists,
+    );
+    assert.match(renamed.rawMessage, /name: .*"dup"/);
+    await data.deleteDataPipeline(second);
     const cron = await expectRpcError(
       data.createDataPipeline(sdk.organizationId, 'x', stages, '0 * * * * *', false),
       Code.InvalidArgument,
