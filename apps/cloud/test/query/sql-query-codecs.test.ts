@@ -12,8 +12,8 @@ import { authenticate } from '../support/connect-clients.ts';
 import { createPart, seedReadings } from '../support/seed-data.ts';
 import { startTestCloud, type TestCloud } from '../support/test-cloud.ts';
 
-// TabularDataBySQL sends binary responses with `raw_data` pre-encoded (encoded-bytes-field.ts) and JSON
-// responses with the field itself: every protocol and codec a client may pick decodes the same documents.
+// TabularDataBySQL over every protocol and codec a client may pick (gRPC, gRPC-web, Connect; binary and
+// JSON; with and without gzip): each decodes the same documents, in order.
 
 let t: TestCloud;
 let token: string;
