@@ -561,6 +561,17 @@ test('more output documents than the cap: the run FAILS with the limit and write
   assert.equal(run?.status, 'failed');
   assert.match(run?.error ?? '', /^output: the run produced more than the limit of 4 documents per run/);
   assert.deepEqual(await sinkOf(id), []);
+  // ListDataPipelineRuns reports the state, its error message and when the run started and ended.
+  const [listed] = (
+    await listDataPipelineRuns({ db: t.cloud.deps.db, clock }, ownerOf(organizationId), {
+      id,
+      pageSize: 0,
+      pageToken: '',
+    })
+  ).runs;
+  assert.equal(listed?.status, 'failed');
+  assert.equal(listed?.errorMessage, run?.error);
+  assert.ok(listed?.startedAtMs !== null && listed?.endedAtMs !== null, JSON.stringify(listed));
   // The same data gives the same answer: not retried.
   nowMs = at('2025-03-15T11:59:00Z');
   assert.equal((await pass()).retried, 0);
