@@ -211,3 +211,28 @@ test('the plan is flat: no Subquery Scan, the organization condition reaches the
     assert.match(plan, /on readings_\w+ r\n.*\(organization_id = \(InitPlan \d\)\.col1\)/, plan);
   });
 });
+
+test('in a parallel plan the organization is computed once, by the leader, not in every worker', async () => {
+  await asQueryRole(async (client) => {
+    await client.query('SET LOCAL search_path = sensordata, pg_catalog');
+    // Parallel even for these few rows.
+    await client.query(
+      'SET LOCAL parallel_setup_cost = 0; SET LOCAL parallel_tuple_cost = 0; SET LOCAL min_parallel_table_scan_size = 0; SET LOCAL debug_parallel_query = off',
+    );
+    const plan = (
+      await client.query<{ 'QUERY PLAN': string }>(
+        'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF) SELECT count(*) FROM readings',
+      )
+    ).rows
+      .map((row) => row['QUERY PLAN'])
+      .join('\n');
+    const gatherAt = plan.search(/Gather/);
+    assert.ok(gatherAt > 0, plan);
+    // Every InitPlan (the policies' query_organization()) sits above the Gather and ran once.
+    const initPlans = [...plan.matchAll(/InitPlan \d\n\s*->\s+Result \(actual rows=1(?:\.00)? loops=1\)/g)];
+    assert.equal(initPlans.length, 2, plan);
+    for (const initPlan of initPlans) assert.ok((initPlan.index ?? Infinity) < gatherAt, plan);
+    const seen = await client.query<{ n: number }>('SELECT count(*)::int AS n FROM readings');
+    assert.equal(seen.rows[0]?.n, 1);
+  });
+});
