@@ -179,30 +179,41 @@ function rawCte(plan: RollupPlan, maxProbedBuckets: number): string {
   return `${probed}\n   UNION ALL\n   ${scanned}`;
 }
 
+/**
+ * Rollup rows and raw rows as partial aggregates of the same shape. The raw rows are aggregated per source
+ * first (a hash aggregate of a few groups; min/max partials in the raw compiler's BSON order), so a mostly
+ * dirty range does not sort every raw row by the group key.
+ */
 function unionCte(slots: Map<string, PathSlot>): string {
   const sourceColumns = rollupSourceFields.map((_, index) => `src.c${index}`).join(', ');
   const rolled: string[] = ['b.row_count AS w'];
-  const raw: string[] = ['1::bigint'];
+  const partials: string[] = ['count(*)::bigint AS w'];
+  const raw: string[] = ['p.w'];
   for (const slot of slots.values()) {
     const i = slot.index;
     const value = descend(jsonbExpr('r.data'), slot.steps);
     if (slot.numbers) {
       const number = toNumber(value);
       rolled.push(`b.n${i} AS n${i}`, `b.s${i} AS s${i}`);
-      raw.push(`(${number} IS NOT NULL)::int::bigint`, number);
+      partials.push(`count(${number})::bigint AS n${i}`, `sum(${number}) AS s${i}`);
+      raw.push(`p.n${i}`, `p.s${i}`);
     }
     if (slot.min) {
       rolled.push(`to_jsonb(b.lo${i}) AS lo${i}`);
-      raw.push(value.sql);
+      partials.push(`${minMax('$min', value).sql} AS lo${i}`);
+      raw.push(`p.lo${i}`);
     }
     if (slot.max) {
       rolled.push(`to_jsonb(b.hi${i}) AS hi${i}`);
-      raw.push(value.sql);
+      partials.push(`${minMax('$max', value).sql} AS hi${i}`);
+      raw.push(`p.hi${i}`);
     }
   }
   return `SELECT ${sourceColumns}, ${rolled.join(', ')} FROM ru_buckets b JOIN ru_src src ON src.source_id = b.source_id WHERE b.usable
     UNION ALL
-    SELECT ${sourceColumns}, ${raw.join(', ')} FROM ru_raw r JOIN ru_src src ON src.source_id = r.source_id`;
+    SELECT ${sourceColumns}, ${raw.join(', ')}
+      FROM (SELECT r.source_id, ${partials.join(', ')} FROM ru_raw r GROUP BY r.source_id) p
+      JOIN ru_src src ON src.source_id = p.source_id`;
 }
 
 function groupOutput(plan: RollupPlan, slots: Map<string, PathSlot>, union: PipelineState): StageOutput {
