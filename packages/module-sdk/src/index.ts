@@ -28,3 +28,4 @@ export {
 export { formatSocketAddress, parseSocketAddress, type SocketAddress } from './socket-address.ts';
 export { type SocketServer, type SocketServerOptions, startSocketServer } from './socket-server.ts';
 export { createSocketTransport, maxMessageBytes, type SocketTransport } from './socket-transport.ts';
+export { releaseStartUpMemory, scheduleStartUpMemoryRelease } from './start-up-memory.ts';

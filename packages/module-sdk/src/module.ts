@@ -13,6 +13,10 @@ import { type ModuleArgs, parseModuleArgs } from './module-args.ts';
 import { registerModuleService } from './module-service.ts';
 import { connectToParent, type ParentClient } from './parent-client.ts';
 import { type SocketServer, startSocketServer } from './socket-server.ts';
+import { scheduleStartUpMemoryRelease } from './start-up-memory.ts';
+
+/** A module gives back its start-up memory this long after it serves (start-up-memory.ts). */
+const startUpMemoryReleaseDelayMs = 5000;
 
 /** APIs every module can call as dependencies, besides the APIs of its own models. */
 export const builtinApis: readonly ApiDefinition[] = [sensorDefinition, genericDefinition];
@@ -126,6 +130,13 @@ export async function runModule(options: ModuleOptions): Promise<void> {
       void running.stop();
     });
   }
+  // Start-up's young generation back to the system once the module idles (start-up-memory.ts).
+  const cancelMemoryRelease = scheduleStartUpMemoryRelease(
+    startUpMemoryReleaseDelayMs,
+    running.logger,
+    'debug',
+  );
   await running.stopped;
+  cancelMemoryRelease();
   process.exit(0);
 }

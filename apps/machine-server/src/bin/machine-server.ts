@@ -5,6 +5,7 @@
  * deadline (60 s) passes, 2 for a bad command line. First SIGINT/SIGTERM: graceful stop; second: exit now.
  */
 import { mkdir, readFile } from 'node:fs/promises';
+import { scheduleStartUpMemoryRelease } from '@mcloud/module-sdk';
 import { registerBuiltinModels } from '../builtins/register-builtins.ts';
 import { parseMachineServerFlags } from '../cli/machine-server-flags.ts';
 import { systemClock } from '../clock.ts';
@@ -16,10 +17,9 @@ import { createDefaultParts } from '../machine-extensions.ts';
 import { startMachineServer } from '../machine-server.ts';
 import { createModelRegistry } from '../resources/model-registry.ts';
 import { apiVersion, gitRevision, machineServerVersion } from '../version.ts';
-import { scheduleStartUpMemoryRelease } from './start-up-memory.ts';
 
 const shutdownDeadlineMs = 60_000;
-/** Start-up memory is released this long after the machine is ready (see start-up-memory.ts). */
+/** Start-up memory is released this long after the machine is ready (module-sdk start-up-memory.ts). */
 const startUpMemoryReleaseDelayMs = 5000;
 
 async function main(): Promise<number> {

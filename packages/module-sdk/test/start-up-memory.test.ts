@@ -1,14 +1,29 @@
 /**
- * releaseStartUpMemory (src/bin/start-up-memory.ts): after a burst of allocation has grown V8's young
- * generation, one call shrinks it again and logs the RSS before and after and the pause; `gc` is neither
- * left as a global nor exposed to later vm contexts.
+ * releaseStartUpMemory (src/start-up-memory.ts; the machine-server's bin and runModule call it): after
+ * a burst of allocation has grown V8's young generation, one call shrinks it again and logs the RSS
+ * before and after and the pause; `gc` is neither left as a global nor exposed to later vm contexts.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { getHeapSpaceStatistics } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { releaseStartUpMemory, scheduleStartUpMemoryRelease } from '../../src/bin/start-up-memory.ts';
-import { createRecordingLogger } from '../data/data-fixtures.ts';
+import type { LogFields } from '../src/logger.ts';
+import { releaseStartUpMemory, scheduleStartUpMemoryRelease } from '../src/start-up-memory.ts';
+
+interface Entry {
+  level: 'debug' | 'info';
+  message: string;
+  fields?: LogFields;
+}
+
+function createRecordingLogger() {
+  const entries: Entry[] = [];
+  return {
+    entries,
+    debug: (message: string, fields?: LogFields) => void entries.push({ level: 'debug', message, fields }),
+    info: (message: string, fields?: LogFields) => void entries.push({ level: 'info', message, fields }),
+  };
+}
 
 const newSpaceBytes = () =>
   getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size ?? Number.NaN;
@@ -40,14 +55,15 @@ test('one memory-reducing collection shrinks the young generation and logs what 
   assert.equal(runInNewContext('typeof gc'), 'undefined');
 });
 
-test('a scheduled release can be cancelled', async () => {
+test('a scheduled release can be cancelled, and logs at the level asked (debug in modules)', async () => {
   const logger = createRecordingLogger();
-  const entries: { message: string }[] = logger.entries;
+  const entries: Entry[] = logger.entries;
   const cancel = scheduleStartUpMemoryRelease(10, logger);
   cancel();
   await new Promise((resolve) => setTimeout(resolve, 50));
   assert.equal(entries.length, 0);
-  scheduleStartUpMemoryRelease(10, logger);
+  scheduleStartUpMemoryRelease(10, logger, 'debug');
   await new Promise((resolve) => setTimeout(resolve, 200));
   assert.equal(entries[0]?.message, 'released start-up memory');
+  assert.equal(entries[0]?.level, 'debug');
 });
