@@ -94,7 +94,7 @@ for (let round = 0; round < rounds; round++) {
 }
 
 const idle: Record<string, number> = {};
-/** RSS 1 s after "ready", before the start-up memory release (src/bin/start-up-memory.ts, 5 s after). */
+/** RSS 1 s after "ready", before the start-up memory release (packages/module-sdk/src/start-up-memory.ts, 5 s after). */
 const justReady: Record<string, number> = {};
 const releasePauseMs: number[] = [];
 for (const [label, kind, count] of [
