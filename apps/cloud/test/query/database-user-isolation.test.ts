@@ -15,7 +15,10 @@ import {
   defaultQueryLimits,
   runOrganizationQuery,
 } from '../../src/domain/data/query-access/organization-query.ts';
-import { materializeAllReadingRollups } from '../../src/domain/data/rollups/reading-rollup-materializer.ts';
+import {
+  materializeAllReadingRollups,
+  materializeReadingRollups,
+} from '../../src/domain/data/rollups/reading-rollup-materializer.ts';
 import { hotStorageConfig } from '../e2e/hot-storage-fixtures.ts';
 import { createOrganization, createPart, type SeedPart, seedReadings } from '../support/seed-data.ts';
 import { startTestCloud, type TestCloud } from '../support/test-cloud.ts';
@@ -405,4 +408,26 @@ test('catalog tricks: statistics, extended statistics and other sessions show no
     );
     assert.deepEqual(result.documents, [], sql);
   }
+});
+
+test('no advisory locks: a database user cannot stall the cloud passes of every organization', async () => {
+  const client = await connect();
+  try {
+    for (const sql of [
+      // The rollup materializer's key, and the other forms.
+      'SELECT pg_try_advisory_lock(7204231)',
+      'SELECT pg_advisory_lock(1)',
+      'SELECT pg_advisory_lock_shared(1)',
+      'SELECT pg_try_advisory_lock(1, 2)',
+      'SELECT pg_advisory_xact_lock(1)',
+      'SELECT pg_try_advisory_xact_lock_shared(1)',
+    ]) {
+      await assert.rejects(client.query(sql), /permission denied for function pg_/, sql);
+    }
+  } finally {
+    await client.end();
+  }
+  // The cloud itself still takes them: a materializer pass runs.
+  const pass = await materializeReadingRollups(t.cloud.deps.db, AbortSignal.timeout(10_000));
+  assert.equal(pass.ran, true);
 });
