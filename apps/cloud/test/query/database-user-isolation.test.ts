@@ -431,3 +431,35 @@ test('no advisory locks: a database user cannot stall the cloud passes of every 
   const pass = await materializeReadingRollups(t.cloud.deps.db, AbortSignal.timeout(10_000));
   assert.equal(pass.ran, true);
 });
+
+test('a session idle inside a transaction is ended: it would block the next readings partition', async () => {
+  const client = await connect();
+  try {
+    const shown = await client.query(
+      "SELECT current_setting('idle_in_transaction_session_timeout') AS idle, current_setting('statement_timeout') AS st",
+    );
+    assert.deepEqual(shown.rows[0], { idle: '1min', st: '1min' });
+  } finally {
+    await client.end();
+  }
+  // What the setting prevents (shortened here): an open transaction holds its lock on readings until ended.
+  const idle = await connect();
+  idle.on('error', () => {});
+  await idle.query("SET idle_in_transaction_session_timeout = '500ms'");
+  await idle.query('BEGIN');
+  await idle.query('SELECT count(*) FROM readings');
+  const admin = await t.cloud.deps.db.connect();
+  try {
+    await admin.query("SET lock_timeout = '5s'");
+    const began = performance.now();
+    await admin.query(
+      "CREATE TABLE IF NOT EXISTS readings_y2031m01 PARTITION OF readings FOR VALUES FROM ('2031-01-01') TO ('2031-02-01')",
+    );
+    const waitedMs = performance.now() - began;
+    assert.ok(waitedMs >= 300 && waitedMs < 4_000, `the partition waited ${waitedMs} ms`);
+  } finally {
+    await admin.query('RESET lock_timeout');
+    admin.release();
+    await idle.end().catch(() => {});
+  }
+});

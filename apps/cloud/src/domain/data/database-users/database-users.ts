@@ -29,6 +29,19 @@ export const passwordRules = { minLength: 8, maxLength: 128 } as const;
 /** Per-role cap so one organization's BI tools cannot take every connection of the server. */
 const connectionLimit = 10;
 const statementTimeoutMs = 60_000;
+/**
+ * A BI session left idle inside a transaction keeps its lock on `readings`, which blocks the creation of the
+ * next month's partition (ingest for every organization) and everything queued behind it: ended after this.
+ */
+const idleInTransactionTimeoutMs = 60_000;
+
+/** The role's defaults, set when it is created and again when its password is reset (migration 0029). */
+const roleSettings = [
+  'search_path = sensordata',
+  'default_transaction_read_only = on',
+  `statement_timeout = ${statementTimeoutMs}`,
+  `idle_in_transaction_session_timeout = ${idleInTransactionTimeoutMs}`,
+];
 
 export function databaseRoleName(organizationId: string): string {
   return `mcloud_org_${organizationId.replaceAll('-', '').toLowerCase()}`;
@@ -54,12 +67,10 @@ export async function configureDatabaseUser(
           `CREATE ROLE ${role} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION INHERIT
              CONNECTION LIMIT ${connectionLimit} PASSWORD '${verifier}' IN ROLE mcloud_query`,
         );
-        await client.query(`ALTER ROLE ${role} SET search_path = sensordata`);
-        await client.query(`ALTER ROLE ${role} SET default_transaction_read_only = on`);
-        await client.query(`ALTER ROLE ${role} SET statement_timeout = ${statementTimeoutMs}`);
       } else {
         await client.query(`ALTER ROLE ${role} WITH LOGIN PASSWORD '${verifier}'`);
       }
+      for (const setting of roleSettings) await client.query(`ALTER ROLE ${role} SET ${setting}`);
       await client.query(
         `INSERT INTO mcloud_private.database_users (organization_id, role_name, created_at, updated_at)
          VALUES ($1, $2, $3, $3)
