@@ -5,7 +5,7 @@
  * The same output lists every module loaded: none of the cloud-only protocol files.
  */
 import assert from 'node:assert/strict';
-import { readdir, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import { startMachineProcess } from '../support/machine-process.ts';
@@ -38,6 +38,10 @@ test('the machine-server bin keeps a compile cache in VIAM_HOME and restarts fro
     // One file per compiled module: the program, its libraries, the generated protocol code.
     assert.ok(written.length > 100, `compile cache files after one run: ${written.length}`);
 
+    // What an older Node left behind: removed by the next start.
+    const stale = path.join(first.viamHome, 'compile-cache', 'v22.0.0-x64-deadbeef-0');
+    await mkdir(stale);
+    await writeFile(path.join(stale, '0123abcd'), 'old');
     const third = await startMachineProcess({ config, dir: first.dir, env: cacheDebug });
     await third.waitForLine(/machine-server ready/);
     assert.equal(await third.stop(), 0);
@@ -48,7 +52,11 @@ test('the machine-server bin keeps a compile cache in VIAM_HOME and restarts fro
         /retrieving transpile cache for StrippedTypeScript .*bin\/machine-server\.ts\.\.\.success/.test(line),
       ),
     );
-    assert.deepEqual(await cacheFiles(first.viamHome), written, 'a warm start adds nothing');
+    assert.deepEqual(
+      await cacheFiles(first.viamHome),
+      written,
+      'a warm start adds nothing; the stale cache is gone',
+    );
     // The debug output names every module loaded: the cloud-only schema stays out (@mcloud/protocol/machine).
     assert.ok(third.lines.some((line) => line.includes('/gen/robot/v1/robot_pb.js')));
     assert.deepEqual(
