@@ -236,3 +236,26 @@ test('in a parallel plan the organization is computed once, by the leader, not i
     assert.equal(seen.rows[0]?.n, 1);
   });
 });
+
+test('a condition that is not leakproof is evaluated only after the policy (never as an index condition)', async () => {
+  await asQueryRole(async (client) => {
+    await client.query('SET LOCAL search_path = sensordata, pg_catalog');
+    // Not leakproof (the cast's error would carry the value): never an index condition, and evaluated only
+    // on rows the organization condition admitted — in the Filter after it, or below an index (or
+    // recheck) condition on the organization.
+    const leaky = (
+      await client.query<{ 'QUERY PLAN': string }>(
+        "EXPLAIN (COSTS OFF) SELECT _id FROM readings WHERE CAST(data->>'secret' AS integer) = 1",
+      )
+    ).rows
+      .map((row) => row['QUERY PLAN'])
+      .join('\n');
+    const escape = (text: string) => text.replace(/[()\\[\]{}.*+?^$|]/g, '\\$&');
+    const cast = escape("(((data ->> 'secret'::text))::integer = 1)");
+    const organization = String.raw`\(organization_id = \(InitPlan \d\)\.col1\)`;
+    assert.doesNotMatch(leaky, /Index Cond: .*::integer/, leaky);
+    const afterInFilter = new RegExp(`Filter: \\(${organization} AND ${cast}\\)`);
+    const belowIndexCondition = new RegExp(`Cond: ${organization}\\n\\s*Filter: ${cast}`);
+    assert.ok(afterInFilter.test(leaky) || belowIndexCondition.test(leaky), leaky);
+  });
+});
