@@ -185,6 +185,23 @@ test('an unknown column answers InvalidArgument with the position in the user te
   );
 });
 
+test('one organization takes at most half of the query slots: another organization is not held up', async () => {
+  const limits = { ...defaultQueryLimits, maxConcurrent: 2, timeoutMs: 10_000 };
+  const slow = 'SELECT clock_timestamp() AS a, pg_sleep(0.4) AS s, clock_timestamp() AS b';
+  const spanOf = async (promise: Promise<Record<string, unknown>[]>) => {
+    const [doc] = await promise;
+    return [(doc?.a as Date).getTime(), (doc?.b as Date).getTime()];
+  };
+  const first = spanOf(rows(slow, { limits }));
+  const second = spanOf(rows(slow, { limits }));
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const other = spanOf(rows(slow, { limits, organizationId: orgB }));
+  const [[firstStart, firstEnd], [secondStart], [otherStart]] = await Promise.all([first, second, other]);
+  assert.ok((otherStart as number) < (firstEnd as number), 'the other organization ran at once');
+  assert.ok((secondStart as number) >= (firstEnd as number), 'the second query of A waited for the first');
+  assert.ok((firstStart as number) <= (otherStart as number));
+});
+
 test('concurrency gate: queries of one pool beyond the limit wait their turn, then give up naming the limit', async () => {
   const limits = { ...defaultQueryLimits, maxConcurrent: 1, timeoutMs: 10_000 };
   const docs = await Promise.all(

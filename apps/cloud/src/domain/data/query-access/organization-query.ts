@@ -40,8 +40,17 @@ export interface QueryLimits {
   maxBytes: number;
   /** Queries of the same pool running at once (default 8); more wait for a slot within `timeoutMs`. */
   maxConcurrent?: number;
-  /** The bounded share of those slots this kind of query may take (pipeline runs: `pipeline-runs`). */
+  /**
+   * The bounded share of those slots this kind of query may take (pipeline runs: `pipeline-runs`). Without
+   * one, a query takes its organization's share: at most half of the slots (rounded up), so one
+   * organization's heavy queries never make another's wait.
+   */
   share?: QueryShare;
+}
+
+/** The share of the query slots one organization's interactive queries may hold at once. */
+export function organizationShare(organizationId: string, maxConcurrent: number): QueryShare {
+  return { name: `organization ${organizationId}`, max: Math.max(1, Math.ceil(maxConcurrent / 2)) };
 }
 
 export const defaultQueryLimits: QueryLimits = {
@@ -93,12 +102,13 @@ export async function runOrganizationQuery(
     throw new DomainError('InvalidArgument', `organization_id: must be a UUID (got ${query.organizationId})`);
   }
   signal.throwIfAborted();
+  const maxConcurrent = query.limits.maxConcurrent ?? defaultMaxConcurrentQueries;
   const release = await acquireQuerySlot(
     deps.db,
-    query.limits.maxConcurrent ?? defaultMaxConcurrentQueries,
+    maxConcurrent,
     query.limits.timeoutMs,
     signal,
-    query.limits.share,
+    query.limits.share ?? organizationShare(query.organizationId, maxConcurrent),
   );
   const startedMs = deps.clock.nowMs();
   let client: DatabaseClient;

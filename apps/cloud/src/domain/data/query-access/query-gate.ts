@@ -75,10 +75,12 @@ export async function acquireQuerySlot(
       const timer = setTimeout(() => {
         leave();
         signal.removeEventListener('abort', onAbort);
+        // Name the limit that is reached now: the caller's share, or else all the slots.
+        const shareFull = share !== undefined && (owned.shares.get(share.name) ?? 0) >= share.max;
         reject(
           new DomainError(
             'ResourceExhausted',
-            share
+            shareFull
               ? `too many ${share.name} queries running at once (limit ${share.max} of ${max}); none finished within ${waitMs} ms, retry later`
               : `too many queries running at once (limit ${max}); none finished within ${waitMs} ms, retry later`,
           ),
