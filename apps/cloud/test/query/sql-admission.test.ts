@@ -141,7 +141,14 @@ test('dotted paths and CAST(… AS TIMESTAMP) with no time lower bound, over bot
     [{ t: 5 }, { t: 20 }],
   );
   // Both spellings of the schema, qualified columns and aliases with dotted paths.
-  for (const table of ['sensorData.readings', 'sensordata.readings', 'SENSORDATA.READINGS', 'readings']) {
+  for (const table of [
+    'sensorData.readings',
+    'sensordata.readings',
+    'SENSORDATA.READINGS',
+    'readings',
+    '"sensorData"."readings"',
+    '`sensorData`.`readings`',
+  ]) {
     assert.deepEqual(
       await query(
         `SELECT r.component_name, max(r.data.readings.temperature) AS top FROM ${table} r GROUP BY 1 ORDER BY 1`,
