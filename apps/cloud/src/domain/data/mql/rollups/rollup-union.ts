@@ -151,7 +151,22 @@ function bucketsCte(plan: RollupPlan, slots: Map<string, PathSlot>): string {
  */
 const defaultMaxProbedBuckets = 256;
 
-function rawCte(plan: RollupPlan, maxProbedBuckets: number): string {
+/**
+ * The values the accumulators read from a raw row (`r.data`), computed where the row is read so that only
+ * these narrow columns (not the document) flow into the aggregation: `num<i>` the number at the path
+ * (NULL for anything else), `val<i>` the value itself for $min/$max.
+ */
+function rawValues(slots: Map<string, PathSlot>): string {
+  const columns = ['k.source_id'];
+  for (const slot of slots.values()) {
+    const value = descend(jsonbExpr('r.data'), slot.steps);
+    if (slot.numbers) columns.push(`${toNumber(value)} AS num${slot.index}`);
+    if (slot.min || slot.max) columns.push(`${value.sql} AS val${slot.index}`);
+  }
+  return columns.join(', ');
+}
+
+function rawCte(plan: RollupPlan, maxProbedBuckets: number, slots: Map<string, PathSlot>): string {
   const rowBounds = plan.bounds.map(
     (bound) => `r.${rowTimeColumns[bound.field]} ${bound.op} ${timestampLiteral(bound.at)}`,
   );
@@ -162,7 +177,7 @@ function rawCte(plan: RollupPlan, maxProbedBuckets: number): string {
   }
   const hourOf = (column: string) =>
     `COALESCE(date_trunc('hour', r.${column}, 'UTC'), 'infinity'::timestamptz)`;
-  const probed = `SELECT k.source_id, r.data FROM ru_raw_keys k
+  const probed = `SELECT ${rawValues(slots)} FROM ru_raw_keys k
     CROSS JOIN LATERAL (
       SELECT r.data FROM sensordata.reading_bucket_rows r
        WHERE r.source_id = k.source_id AND r.captured_at >= k.captured_hour
@@ -171,7 +186,7 @@ function rawCte(plan: RollupPlan, maxProbedBuckets: number): string {
          ${rowBounds.map((condition) => `AND ${condition}`).join(' ')}
       OFFSET 0) r
    WHERE (SELECT count(*) FROM ru_raw_keys) <= ${maxProbedBuckets}`;
-  const scanned = `SELECT r.source_id, r.data FROM sensordata.reading_bucket_rows r
+  const scanned = `SELECT ${rawValues(slots).replace('k.source_id', 'r.source_id')} FROM sensordata.reading_bucket_rows r
    WHERE (SELECT count(*) FROM ru_raw_keys) > ${maxProbedBuckets}
      AND r.source_id IN (SELECT source_id FROM ru_src)
      ${rowBounds.map((condition) => `AND ${condition}`).join(' ')}
@@ -191,11 +206,10 @@ function unionCte(slots: Map<string, PathSlot>): string {
   const raw: string[] = ['p.w'];
   for (const slot of slots.values()) {
     const i = slot.index;
-    const value = descend(jsonbExpr('r.data'), slot.steps);
+    const value = jsonbExpr(`r.val${i}`);
     if (slot.numbers) {
-      const number = toNumber(value);
       rolled.push(`b.n${i} AS n${i}`, `b.s${i} AS s${i}`);
-      partials.push(`count(${number})::bigint AS n${i}`, `sum(${number}) AS s${i}`);
+      partials.push(`count(r.num${i})::bigint AS n${i}`, `sum(r.num${i}) AS s${i}`);
       raw.push(`p.n${i}`, `p.s${i}`);
     }
     if (slot.min) {
@@ -294,7 +308,7 @@ function compileWith(
     `ru_buckets AS MATERIALIZED (${bucketsCte(plan, slots)})`,
     `ru_raw_keys AS MATERIALIZED (SELECT ${keyColumns.join(', ')} FROM ru_dirty
        UNION ALL SELECT ${keyColumns.join(', ')} FROM ru_buckets WHERE NOT usable)`,
-    `ru_raw AS (${rawCte(plan, maxProbedBuckets)})`,
+    `ru_raw AS (${rawCte(plan, maxProbedBuckets, slots)})`,
     `ru_union AS (${unionCte(slots)})`,
   );
   const union: PipelineState = {
