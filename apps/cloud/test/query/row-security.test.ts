@@ -250,8 +250,8 @@ test('a condition that is not leakproof is evaluated only after the policy (neve
     ).rows
       .map((row) => row['QUERY PLAN'])
       .join('\n');
-    const escape = (text: string) => text.replace(/[()\\[\]{}.*+?^$|]/g, '\\$&');
-    const cast = escape("(((data ->> 'secret'::text))::integer = 1)");
+    const literal = (text: string) => text.replace(/[()\\[\]{}.*+?^$|]/g, '\\$&');
+    const cast = literal("(((data ->> 'secret'::text))::integer = 1)");
     const organization = String.raw`\(organization_id = \(InitPlan \d\)\.col1\)`;
     assert.doesNotMatch(leaky, /Index Cond: .*::integer/, leaky);
     const afterInFilter = new RegExp(`Filter: \\(${organization} AND ${cast}\\)`);
