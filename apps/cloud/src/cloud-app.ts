@@ -7,6 +7,7 @@ import { type BootstrapFile, bootstrapIfEmpty } from './bootstrap.ts';
 import type { CloudDeps } from './cloud-deps.ts';
 import type { CloudConfig } from './config/cloud-config.ts';
 import { createAuthenticator } from './domain/auth/authenticator.ts';
+import { createDatabaseUserWatchdog } from './domain/data/database-users/database-user-watchdog.ts';
 import {
   createHotStorageExpiry,
   type HotStorageExpiry,
@@ -67,6 +68,12 @@ export async function startCloud(
   let jobs: JobQueue | undefined;
   let triggerDelivery: TriggerDeliveryRuntime | undefined;
   let hotStorageExpiry: HotStorageExpiry | undefined;
+  // Ends BI sessions that hold readings past their timeouts (they would block new partitions).
+  const databaseUserWatchdog = createDatabaseUserWatchdog({
+    db: storage.db,
+    intervalMs: 10_000,
+    onError: (error) => logger.error('database user watchdog', error),
+  });
   try {
     const authenticator = await createAuthenticator(storage.db, clock);
     const machineEventObservers: MachineEventObserver[] = [];
@@ -169,6 +176,7 @@ export async function startCloud(
     pipelineScheduler.start();
     triggerDelivery.start();
     deps.hotStorageExpiry.start();
+    databaseUserWatchdog.start();
     return {
       url,
       port: listener.port,
@@ -179,6 +187,7 @@ export async function startCloud(
         await machines.stop();
         await pipelineScheduler.stop();
         await hotStorageExpiry?.stop();
+        await databaseUserWatchdog.stop();
         await listener.close(config.shutdownTimeoutMs);
         await jobs?.stop();
         await triggerDelivery?.stop();
@@ -189,6 +198,7 @@ export async function startCloud(
     };
   } catch (error) {
     await hotStorageExpiry?.stop();
+    await databaseUserWatchdog.stop();
     await jobs?.stop();
     await triggerDelivery?.stop();
     await notifications?.close();

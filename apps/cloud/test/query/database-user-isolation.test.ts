@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { BSON, deserialize } from 'bson';
 import pg from 'pg';
 import type { Principal } from '../../src/domain/auth/principal.ts';
+import { endOverdueDatabaseUserSessions } from '../../src/domain/data/database-users/database-user-watchdog.ts';
 import {
   configureDatabaseUser,
   getDatabaseConnection,
@@ -461,5 +462,47 @@ test('a session idle inside a transaction is ended: it would block the next read
     await admin.query('RESET lock_timeout');
     admin.release();
     await idle.end().catch(() => {});
+  }
+});
+
+test('the watchdog ends a database-user session that overrides its timeouts to hold readings', async () => {
+  const limits = { maxStatementMs: 300, maxIdleInTransactionMs: 300 };
+  const idle = await connect();
+  const busy = await connect();
+  idle.on('error', () => {});
+  busy.on('error', () => {});
+  const admin = await t.cloud.deps.db.connect();
+  try {
+    for (const client of [idle, busy]) {
+      await client.query('SET idle_in_transaction_session_timeout = 0; SET statement_timeout = 0');
+    }
+    await idle.query('BEGIN');
+    await idle.query('SELECT count(*) FROM readings');
+    const sleeping = busy.query('SELECT pg_sleep(30) FROM readings LIMIT 1').then(
+      () => 'finished',
+      (error: Error) => error.message,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    // The cloud's own sessions and young ones are left alone.
+    assert.equal(
+      await endOverdueDatabaseUserSessions(t.cloud.deps.db, {
+        maxStatementMs: 60_000,
+        maxIdleInTransactionMs: 60_000,
+      }),
+      0,
+    );
+    assert.equal(await endOverdueDatabaseUserSessions(t.cloud.deps.db, limits), 2);
+    assert.match(await sleeping, /terminat/);
+    await assert.rejects(idle.query('SELECT 1'));
+    // The lock is gone: the next partition is created at once.
+    await admin.query("SET lock_timeout = '2s'");
+    await admin.query(
+      "CREATE TABLE IF NOT EXISTS readings_y2031m02 PARTITION OF readings FOR VALUES FROM ('2031-02-01') TO ('2031-03-01')",
+    );
+  } finally {
+    await admin.query('RESET lock_timeout');
+    admin.release();
+    await idle.end().catch(() => {});
+    await busy.end().catch(() => {});
   }
 });
