@@ -1,7 +1,7 @@
 /**
  * machine-server cold start and idle memory.
  *
- *   node bench/machine-startup.ts [--rounds 5] [--resources 50] [--idle-seconds 10]
+ *   node bench/machine-startup.ts [--rounds 5] [--resources 50] [--idle-seconds 15]
  *
  * Start: a `machine-server` process (the real bin) with a local config of `--resources` built-in
  * resources (fake sensors, cameras, motors and generics; a quarter depend on another one, so the graph
@@ -12,7 +12,7 @@
  *   - restart: the VIAM_HOME of an earlier run, compile cache warm (every start after the first);
  *   - restart without the cache (`NODE_DISABLE_COMPILE_CACHE=1`): what every start cost before.
  * Idle memory: RSS (VmRSS of the process) 1 s after "ready" and after `--idle-seconds` of idling (the
- * start-up memory release runs 5 s after ready), with no resources and with `--resources` resources,
+ * start-up memory release runs 10 s after ready), with no resources and with `--resources` resources,
  * FTDC on (the default), after a restart (warm cache) and without the cache; the release's pause.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -26,7 +26,7 @@ const { values: args } = parseArgs({
   options: {
     rounds: { type: 'string', default: '5' },
     resources: { type: 'string', default: '50' },
-    'idle-seconds': { type: 'string', default: '10' },
+    'idle-seconds': { type: 'string', default: '15' },
   },
 });
 const rounds = Number(args.rounds);
@@ -94,7 +94,7 @@ for (let round = 0; round < rounds; round++) {
 }
 
 const idle: Record<string, number> = {};
-/** RSS 1 s after "ready", before the start-up memory release (packages/module-sdk/src/start-up-memory.ts, 5 s after). */
+/** RSS 1 s after "ready", before the start-up memory release (module-sdk start-up-memory.ts, 10 s after). */
 const justReady: Record<string, number> = {};
 const releasePauseMs: number[] = [];
 for (const [label, kind, count] of [

@@ -19,8 +19,11 @@ import { createModelRegistry } from '../resources/model-registry.ts';
 import { apiVersion, gitRevision, machineServerVersion } from '../version.ts';
 
 const shutdownDeadlineMs = 60_000;
-/** Start-up memory is released this long after the machine is ready (module-sdk start-up-memory.ts). */
-const startUpMemoryReleaseDelayMs = 5000;
+/**
+ * Start-up memory is released this long after the machine is ready (module-sdk start-up-memory.ts):
+ * clear of the first NeedsRestart poll (5 s after start) and the first config check (15 s).
+ */
+const startUpMemoryReleaseDelayMs = 10_000;
 
 async function main(): Promise<number> {
   const parsed = parseMachineServerFlags(process.argv.slice(2), process.env);
