@@ -338,6 +338,13 @@ test('no writes through any view, even with read-only transactions switched off'
         await assert.rejects(client.query(sql), /permission denied|cannot|is not a table/, sql);
       }
     }
+    // No temporary tables either (migration 0030), and sorts spill at most 1 GB per session.
+    await assert.rejects(
+      client.query('CREATE TEMP TABLE hoard AS SELECT g FROM generate_series(1, 10) g'),
+      /permission denied to create temporary tables/,
+    );
+    assert.equal((await client.query("SELECT current_setting('temp_file_limit') AS l")).rows[0].l, '1GB');
+    await assert.rejects(client.query("SET temp_file_limit = '100GB'"), /permission denied/);
     for (const sql of [
       'CREATE TABLE sensordata.stolen (x int)',
       'CREATE VIEW sensordata.stolen AS SELECT 1',

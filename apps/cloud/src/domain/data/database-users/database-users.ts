@@ -35,6 +35,9 @@ const statementTimeoutMs = 60_000;
  */
 const idleInTransactionTimeoutMs = 60_000;
 
+/** Temporary files one session of a database user may hold at once (it cannot raise it). */
+const tempFileLimit = '1GB';
+
 /** The role's defaults, set when it is created and again when its password is reset (migration 0029). */
 const roleSettings = [
   'search_path = sensordata',
@@ -71,6 +74,16 @@ export async function configureDatabaseUser(
         await client.query(`ALTER ROLE ${role} WITH LOGIN PASSWORD '${verifier}'`);
       }
       for (const setting of roleSettings) await client.query(`ALTER ROLE ${role} SET ${setting}`);
+      // Sorts and hashes spill to temporary files without bound by default: cap them per session so a BI
+      // query cannot fill the disk everybody shares. Only a superuser (or a role granted SET on it) may set
+      // this; otherwise the role goes without (README, database users).
+      await client.query('SAVEPOINT temp_file_limit');
+      try {
+        await client.query(`ALTER ROLE ${role} SET temp_file_limit = '${tempFileLimit}'`);
+      } catch (error) {
+        if ((error as { code?: string }).code !== '42501') throw error;
+        await client.query('ROLLBACK TO SAVEPOINT temp_file_limit');
+      }
       await client.query(
         `INSERT INTO mcloud_private.database_users (organization_id, role_name, created_at, updated_at)
          VALUES ($1, $2, $3, $3)
