@@ -38,6 +38,10 @@ function inKeys(key: readonly string[], cte: string): string {
   return `COALESCE((${key.join(', ')}) IN (SELECT ${keyColumns.join(', ')} FROM ${cte}), false)`;
 }
 
+function binHour(column: string): string {
+  return `date_bin('1 hour', ${column}, timestamptz '2000-01-01 00:00:00+00')`;
+}
+
 function timestampLiteral(at: Date): string {
   return `${quoteText(at.toISOString())}::timestamptz`;
 }
@@ -175,8 +179,8 @@ function rawCte(plan: RollupPlan, maxProbedBuckets: number, slots: Map<string, P
     if (bound.field === 'requested_hour')
       rowBounds.push(`r.captured_at ${bound.op} ${timestampLiteral(bound.at)}`);
   }
-  const hourOf = (column: string) =>
-    `COALESCE(date_trunc('hour', r.${column}, 'UTC'), 'infinity'::timestamptz)`;
+  // The bucket hour of migrations 0023/0031 (date_bin on absolute time: the UTC hour, no zone conversion).
+  const hourOf = (column: string) => `COALESCE(${binHour(`r.${column}`)}, 'infinity'::timestamptz)`;
   const probed = `SELECT ${rawValues(slots)} FROM ru_raw_keys k
     CROSS JOIN LATERAL (
       SELECT r.data FROM sensordata.reading_bucket_rows r
@@ -190,7 +194,7 @@ function rawCte(plan: RollupPlan, maxProbedBuckets: number, slots: Map<string, P
    WHERE (SELECT count(*) FROM ru_raw_keys) > ${maxProbedBuckets}
      AND r.source_id IN (SELECT source_id FROM ru_src)
      ${rowBounds.map((condition) => `AND ${condition}`).join(' ')}
-     AND ${inKeys(['r.source_id', "date_trunc('hour', r.captured_at, 'UTC')", hourOf('time_received'), hourOf('time_requested')], 'ru_raw_keys')}`;
+     AND ${inKeys(['r.source_id', binHour('r.captured_at'), hourOf('time_received'), hourOf('time_requested')], 'ru_raw_keys')}`;
   return `${probed}\n   UNION ALL\n   ${scanned}`;
 }
 
