@@ -3,12 +3,13 @@ import type { IndexSpec, PartialCondition } from './index-spec.ts';
 
 /**
  * A custom index as PostgreSQL DDL: one expression per key, `sensordata.doc_index_key(doc, '{a,b}')` (the
- * canonical text of the value, '[' when an array is met; leakproof, so conditions on it pass the query
- * views' security barrier — migration 0015), `DESC` for -1, UNIQUE when asked, and a partial predicate that
- * always starts with the owner (the organization for the hot store, the pipeline for a sink): each index
- * covers only its owner's rows, and its uniqueness holds within them. A unique index leaves out documents
- * whose keys reach an array (they would all share the key '['): CreateIndex refuses it while such documents
- * exist and pipeline runs refuse such output (`arrayKeyCountSql`). Built CONCURRENTLY: writes continue.
+ * canonical text of the value, '[' when an array is met; leakproof, so conditions on it pass the security
+ * barrier of the hot-storage and sink views — the only relations with custom indexes; migration 0015),
+ * `DESC` for -1, UNIQUE when asked, and a partial predicate that always starts with the owner (the
+ * organization for the hot store, the pipeline for a sink): each index covers only its owner's rows, and
+ * its uniqueness holds within them. A unique index leaves out documents whose keys reach an array (they
+ * would all share the key '['): CreateIndex refuses it while such documents exist and pipeline runs refuse
+ * such output (`arrayKeyCountSql`). Built CONCURRENTLY: writes continue.
  */
 
 export interface IndexTarget {

@@ -280,7 +280,8 @@ function equals(target: Target, value: MqlValue, scope: MatchScope): string {
 
 /**
  * A comparison on a column as a non-NULL condition. `IS TRUE` (unlike COALESCE) counts as leakproof for
- * PostgreSQL, so the condition is pushed below the security-barrier document view onto the table scan.
+ * PostgreSQL, so the condition may run before the organization's row-level security policy on `readings`
+ * (migration 0024) — or below the security barrier of the hot-storage and sink views — on the table scan.
  */
 function isTrue(comparison: string, scope: MatchScope): string {
   const condition = `((${comparison}) IS TRUE)`;
