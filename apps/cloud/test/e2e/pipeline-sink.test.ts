@@ -8,7 +8,8 @@ import {
   configureDatabaseUser,
   getDatabaseConnection,
 } from '../../src/domain/data/database-users/database-users.ts';
-import { ownerOf, withPipelineScheduler } from '../pipelines/pipeline-fixtures.ts';
+import { withPipelineScheduler } from '../pipelines/pipeline-fixtures.ts';
+import { ownerOf } from '../support/owner-principal.ts';
 import { createOrganization, createPart, seedReadings } from '../support/seed-data.ts';
 import { startTestCloud, type TestCloud } from '../support/test-cloud.ts';
 import { eventually } from './e2e-support.ts';

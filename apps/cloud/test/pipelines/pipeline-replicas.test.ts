@@ -3,9 +3,10 @@ import { after, before, test } from 'node:test';
 import { BSON } from 'bson';
 import { createDataPipeline } from '../../src/domain/pipelines/data-pipelines.ts';
 import { eventually } from '../e2e/e2e-support.ts';
+import { ownerOf } from '../support/owner-principal.ts';
 import { createPart, seedReadings } from '../support/seed-data.ts';
 import { startTestCloud, startTestCloudReplica, type TestCloud } from '../support/test-cloud.ts';
-import { ownerOf, withPipelineScheduler } from './pipeline-fixtures.ts';
+import { withPipelineScheduler } from './pipeline-fixtures.ts';
 
 // Two cloud replicas on one database, each with its scheduler loop (every 50 ms) and its job workers, and
 // one injected clock moved minute by minute: every window of an every-minute pipeline runs exactly once

@@ -26,9 +26,10 @@ import {
 } from '../../src/domain/pipelines/pipeline-scheduler.ts';
 import type { JobHandler, JobQueue } from '../../src/infra/jobs/job-queue.ts';
 import { eventually } from '../e2e/e2e-support.ts';
+import { ownerOf } from '../support/owner-principal.ts';
 import { createOrganization, createPart, type SeedPart, seedReadings } from '../support/seed-data.ts';
 import { startTestCloud, type TestCloud } from '../support/test-cloud.ts';
-import { ownerOf, withPipelineScheduler } from './pipeline-fixtures.ts';
+import { withPipelineScheduler } from './pipeline-fixtures.ts';
 
 // Scheduler passes + runner against the real database, with a moved clock and an in-memory job list (the
 // cloud's own scheduler loop is off: interval 0). The wiring through the job queue and several replicas is

@@ -6,6 +6,7 @@ import { defaultQueryLimits } from '../../src/domain/data/query-access/organizat
 import { tabularDataBySql } from '../../src/domain/data/sql/tabular-data-by-sql.ts';
 import { prepareUserSql } from '../../src/domain/data/sql/user-sql.ts';
 import { isDomainError } from '../../src/domain/errors.ts';
+import { ownerOf } from '../support/owner-principal.ts';
 import { createPart, seedReadings } from '../support/seed-data.ts';
 import { startTestCloud, type TestCloud } from '../support/test-cloud.ts';
 
@@ -88,12 +89,7 @@ const base = Date.parse('2025-03-10T00:00:00Z');
 before(async () => {
   t = await startTestCloud();
   organizationId = t.bootstrap.organization_id;
-  principal = {
-    kind: 'api-key',
-    keyId: 'admission',
-    organizationId,
-    grants: [{ role: 'owner', resourceType: 'organization', resourceId: organizationId, organizationId }],
-  };
+  principal = ownerOf(organizationId);
   const part = await createPart(
     t.cloud,
     { organizationId, locationId: t.bootstrap.location_id },
