@@ -8,7 +8,7 @@ import { runOrganizationQuery } from '../../src/domain/data/query-access/organiz
 import { materializeAllReadingRollups } from '../../src/domain/data/rollups/reading-rollup-materializer.ts';
 import { type AuthedClients, createAuthedClients } from '../support/connect-clients.ts';
 import { expectCode } from '../support/fleet-fixtures.ts';
-import { createOrganization, createPart, seedReadings } from '../support/seed-data.ts';
+import { createOwnAndForeignParts, seedReadings } from '../support/seed-data.ts';
 import { startTestCloud, type TestCloud } from '../support/test-cloud.ts';
 
 /**
@@ -29,26 +29,20 @@ before(async () => {
   t = await startTestCloud({
     configure: (config) => ({ ...config, queryLimits: { ...config.queryLimits, timeoutMs: 1_500 } }),
   });
-  org = t.bootstrap.organization_id;
+  const parts = await createOwnAndForeignParts(t, {
+    own: 'mine',
+    foreign: 'theirs',
+    foreignOrganization: 'foreign',
+  });
+  org = parts.own.organizationId;
+  foreignOrg = parts.foreign.organizationId;
   owner = await createAuthedClients(t.url, { keyId: t.bootstrap.api_key_id, key: t.bootstrap.api_key });
-  const part = await createPart(
-    t.cloud,
-    { organizationId: org, locationId: t.bootstrap.location_id },
-    { robotName: 'mine' },
-  );
-  await seedReadings(t.cloud, part, { componentName: 'thermo' }, [
+  foreignClients = await createAuthedClients(t.url, parts.foreignKey);
+  await seedReadings(t.cloud, parts.own, { componentName: 'thermo' }, [
     { capturedAtMs: base, data: { readings: { temperature: 20 } } },
     { capturedAtMs: base + 1000, data: { readings: { temperature: 21 } } },
   ]);
-  const foreign = await createOrganization(t.cloud, 'foreign');
-  foreignOrg = foreign.organizationId;
-  foreignClients = await createAuthedClients(t.url, { keyId: foreign.keyId, key: foreign.key });
-  const foreignPart = await createPart(
-    t.cloud,
-    { organizationId: foreignOrg, locationId: foreign.locationId },
-    { robotName: 'theirs' },
-  );
-  await seedReadings(t.cloud, foreignPart, { componentName: 'secret' }, [
+  await seedReadings(t.cloud, parts.foreign, { componentName: 'secret' }, [
     { capturedAtMs: base, data: { readings: { temperature: 99, password: 'hunter2' } } },
   ]);
 });
@@ -63,6 +57,15 @@ async function run(stages: object[], organizationId = org): Promise<Record<strin
     mqlBinary: stages.map((stage) => serialize(stage)),
   });
   return response.rawData.map((bytes) => deserialize(bytes));
+}
+
+/** The other organization counting its readings with its own key (it has one). */
+async function foreignCount(): Promise<Record<string, unknown>[]> {
+  const theirs = await foreignClients.data.tabularDataByMQL({
+    organizationId: foreignOrg,
+    mqlBinary: [serialize({ $count: 'n' })],
+  });
+  return theirs.rawData.map((bytes) => deserialize(bytes));
 }
 
 const foreignMarkers = /secret|hunter2|theirs/;
@@ -147,15 +150,7 @@ test('the rollup path ($match on source fields + $group, migration 0023) sees on
 
 test('a foreign organization_id in the request is denied, not answered', async () => {
   await expectCode(run([{ $match: {} }], foreignOrg), Code.PermissionDenied);
-  const theirs = await foreignClients.data.tabularDataByMQL({
-    organizationId: foreignOrg,
-    mqlBinary: [serialize({ $count: 'n' })],
-  });
-  assert.deepEqual(
-    theirs.rawData.map((bytes) => deserialize(bytes)),
-    [{ n: 1 }],
-    'their own query still works',
-  );
+  assert.deepEqual(await foreignCount(), [{ n: 1 }], 'their own query still works');
 });
 
 test('stages that write, join or run code are refused by name and stage index', async () => {
@@ -294,14 +289,7 @@ test('runaway pipelines hit the time budget (DeadlineExceeded) and leave the ser
   await new Promise((resolve) => setTimeout(resolve, 200));
   const began = performance.now();
   for (let i = 0; i < 3; i++) {
-    const theirs = await foreignClients.data.tabularDataByMQL({
-      organizationId: foreignOrg,
-      mqlBinary: [serialize({ $count: 'n' })],
-    });
-    assert.deepEqual(
-      theirs.rawData.map((bytes) => deserialize(bytes)),
-      [{ n: 1 }],
-    );
+    assert.deepEqual(await foreignCount(), [{ n: 1 }]);
   }
   const elapsedMs = performance.now() - began;
   await runaway;

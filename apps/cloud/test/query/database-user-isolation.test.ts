@@ -5,7 +5,6 @@ import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import { BSON, deserialize } from 'bson';
 import pg from 'pg';
-import type { Principal } from '../../src/domain/auth/principal.ts';
 import { endOverdueDatabaseUserSessions } from '../../src/domain/data/database-users/database-user-watchdog.ts';
 import {
   configureDatabaseUser,
@@ -21,7 +20,8 @@ import {
   materializeReadingRollups,
 } from '../../src/domain/data/rollups/reading-rollup-materializer.ts';
 import { hotStorageConfig } from '../e2e/hot-storage-fixtures.ts';
-import { createOrganization, createPart, type SeedPart, seedReadings } from '../support/seed-data.ts';
+import { ownerOf as owner } from '../support/owner-principal.ts';
+import { createOwnAndForeignParts, type SeedPart, seedReadings } from '../support/seed-data.ts';
 import { startTestCloud, type TestCloud } from '../support/test-cloud.ts';
 
 // Every relation a per-organization database user (ConfigureDatabaseUser) or the query role can read,
@@ -54,15 +54,6 @@ const readableViews = [
   'sensordata.readings',
 ];
 
-function owner(organizationId: string): Principal {
-  return {
-    kind: 'api-key',
-    keyId: `owner-${organizationId}`,
-    organizationId,
-    grants: [{ role: 'owner', resourceType: 'organization', resourceId: organizationId, organizationId }],
-  };
-}
-
 async function insertSinkOutput(organizationId: string, docs: Record<string, unknown>[]): Promise<void> {
   const id = randomUUID();
   const now = new Date();
@@ -83,19 +74,15 @@ before(async () => {
   t = await startTestCloud();
   const db = t.cloud.deps.db;
   const signal = AbortSignal.timeout(60_000);
-  orgA = t.bootstrap.organization_id;
-  const partA = await createPart(
-    t.cloud,
-    { organizationId: orgA, locationId: t.bootstrap.location_id },
-    { robotName: 'own' },
-  );
-  const b = await createOrganization(t.cloud, 'victim');
-  orgB = b.organizationId;
-  partB = await createPart(
-    t.cloud,
-    { organizationId: orgB, locationId: b.locationId },
-    { robotName: 'victim' },
-  );
+  const parts = await createOwnAndForeignParts(t, {
+    own: 'own',
+    foreign: 'victim',
+    foreignOrganization: 'victim',
+  });
+  const partA = parts.own;
+  partB = parts.foreign;
+  orgA = partA.organizationId;
+  orgB = partB.organizationId;
   // Both parts keep 24 h of their sensor in the hot store.
   await db.query('UPDATE robot_parts SET config = $2 WHERE id = $1', [
     partA.partId,

@@ -3,13 +3,13 @@ import { execFile } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import type { Principal } from '../../src/domain/auth/principal.ts';
 import {
   configureDatabaseUser,
   type DatabaseUserDeps,
   getDatabaseConnection,
 } from '../../src/domain/data/database-users/database-users.ts';
-import { createOrganization, createPart, seedReadings } from '../support/seed-data.ts';
+import { ownerOf as owner } from '../support/owner-principal.ts';
+import { createOwnAndForeignParts, seedReadings } from '../support/seed-data.ts';
 import { startTestCloud, type TestCloud } from '../support/test-cloud.ts';
 
 // The per-organization database user, verified with the `pg` client and `psql` logging in over TCP with
@@ -21,38 +21,17 @@ let orgA: string;
 let orgB: string;
 const base = Date.parse('2025-03-10T00:00:00Z');
 
-function owner(organizationId: string): Principal {
-  return {
-    kind: 'api-key',
-    keyId: `owner-${organizationId}`,
-    organizationId,
-    grants: [{ role: 'owner', resourceType: 'organization', resourceId: organizationId, organizationId }],
-  };
-}
-
 before(async () => {
   t = await startTestCloud();
   deps = { db: t.cloud.deps.db, clock: t.cloud.deps.clock, config: t.cloud.deps.config };
-  orgA = t.bootstrap.organization_id;
-  const partA = await createPart(
-    t.cloud,
-    { organizationId: orgA, locationId: t.bootstrap.location_id },
-    {
-      robotName: 'a',
-    },
-  );
-  await seedReadings(t.cloud, partA, { componentName: 'own' }, [
+  const parts = await createOwnAndForeignParts(t, { own: 'a', foreign: 'b', foreignOrganization: 'b' });
+  orgA = parts.own.organizationId;
+  orgB = parts.foreign.organizationId;
+  await seedReadings(t.cloud, parts.own, { componentName: 'own' }, [
     { capturedAtMs: base, data: { readings: { temperature: 20 } } },
     { capturedAtMs: base + 1000, data: { readings: { temperature: 21 } } },
   ]);
-  const b = await createOrganization(t.cloud, 'b');
-  orgB = b.organizationId;
-  const partB = await createPart(
-    t.cloud,
-    { organizationId: orgB, locationId: b.locationId },
-    { robotName: 'b' },
-  );
-  await seedReadings(t.cloud, partB, { componentName: 'secret-b' }, [
+  await seedReadings(t.cloud, parts.foreign, { componentName: 'secret-b' }, [
     { capturedAtMs: base, data: { readings: { temperature: 99 } } },
   ]);
 });

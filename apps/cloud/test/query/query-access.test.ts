@@ -8,7 +8,7 @@ import {
 } from '../../src/domain/data/query-access/organization-query.ts';
 import { acquireQuerySlot } from '../../src/domain/data/query-access/query-gate.ts';
 import type { DomainError } from '../../src/domain/errors.ts';
-import { createOrganization, createPart, type SeedPart, seedReadings } from '../support/seed-data.ts';
+import { createOwnAndForeignParts, type SeedPart, seedReadings } from '../support/seed-data.ts';
 import { startTestCloud, type TestCloud } from '../support/test-cloud.ts';
 
 let t: TestCloud;
@@ -19,19 +19,11 @@ const base = Date.parse('2025-03-10T00:00:00Z');
 
 before(async () => {
   t = await startTestCloud();
-  orgA = t.bootstrap.organization_id;
-  partA = await createPart(
-    t.cloud,
-    { organizationId: orgA, locationId: t.bootstrap.location_id },
-    { robotName: 'a' },
-  );
-  const b = await createOrganization(t.cloud, 'other');
-  orgB = b.organizationId;
-  const partB = await createPart(
-    t.cloud,
-    { organizationId: orgB, locationId: b.locationId },
-    { robotName: 'b' },
-  );
+  const parts = await createOwnAndForeignParts(t, { own: 'a', foreign: 'b', foreignOrganization: 'other' });
+  partA = parts.own;
+  const partB = parts.foreign;
+  orgA = partA.organizationId;
+  orgB = partB.organizationId;
   await seedReadings(t.cloud, partA, { componentName: 'thermo', tags: ['x'] }, [
     { capturedAtMs: base, data: { readings: { temperature: 20.5, count: 3, big: 2 ** 40, name: 'a' } } },
     { capturedAtMs: base + 60_000, data: { readings: { temperature: 21 } } },

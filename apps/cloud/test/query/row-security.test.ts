@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { DatabaseClient } from '../../src/infra/postgres/database.ts';
-import { createOrganization, createPart, seedReadings } from '../support/seed-data.ts';
+import { createOwnAndForeignParts, seedReadings } from '../support/seed-data.ts';
 import { startTestCloud, type TestCloud } from '../support/test-cloud.ts';
 
 // Row-level security behind `sensordata.readings` and `sensordata.pipeline_readings` (migration 0024): the
@@ -17,23 +17,13 @@ const scopedViews = ['readings', 'pipeline_readings'];
 
 before(async () => {
   t = await startTestCloud();
-  orgA = t.bootstrap.organization_id;
-  const partA = await createPart(
-    t.cloud,
-    { organizationId: orgA, locationId: t.bootstrap.location_id },
-    { robotName: 'a' },
-  );
-  await seedReadings(t.cloud, partA, { componentName: 'own' }, [
+  const parts = await createOwnAndForeignParts(t, { own: 'a', foreign: 'b', foreignOrganization: 'other' });
+  orgA = parts.own.organizationId;
+  orgB = parts.foreign.organizationId;
+  await seedReadings(t.cloud, parts.own, { componentName: 'own' }, [
     { capturedAtMs: base, data: { readings: { temperature: 20 } } },
   ]);
-  const b = await createOrganization(t.cloud, 'other');
-  orgB = b.organizationId;
-  const partB = await createPart(
-    t.cloud,
-    { organizationId: orgB, locationId: b.locationId },
-    { robotName: 'b' },
-  );
-  await seedReadings(t.cloud, partB, { componentName: 'secret-b' }, [
+  await seedReadings(t.cloud, parts.foreign, { componentName: 'secret-b' }, [
     { capturedAtMs: base, data: { readings: { temperature: 99 } } },
     { capturedAtMs: base + 1000, data: { readings: { temperature: 98 } } },
   ]);

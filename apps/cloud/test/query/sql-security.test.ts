@@ -9,7 +9,8 @@ import {
 import { materializeAllReadingRollups } from '../../src/domain/data/rollups/reading-rollup-materializer.ts';
 import { tabularDataBySql } from '../../src/domain/data/sql/tabular-data-by-sql.ts';
 import { isDomainError } from '../../src/domain/errors.ts';
-import { createOrganization, createPart, seedReadings } from '../support/seed-data.ts';
+import { ownerOf } from '../support/owner-principal.ts';
+import { createOwnAndForeignParts, seedReadings } from '../support/seed-data.ts';
 import { startTestCloud, type TestCloud } from '../support/test-cloud.ts';
 import { sqlAttacks } from './sql-attacks.ts';
 
@@ -26,30 +27,18 @@ const base = Date.parse('2025-03-10T00:00:00Z');
 
 before(async () => {
   t = await startTestCloud();
-  orgA = t.bootstrap.organization_id;
-  principalA = {
-    kind: 'api-key',
-    keyId: 'security-suite',
-    organizationId: orgA,
-    grants: [{ role: 'owner', resourceType: 'organization', resourceId: orgA, organizationId: orgA }],
-  };
-  const partA = await createPart(
-    t.cloud,
-    { organizationId: orgA, locationId: t.bootstrap.location_id },
-    {
-      robotName: 'own',
-    },
-  );
-  await seedReadings(t.cloud, partA, { componentName: 'own-sensor' }, [
+  const parts = await createOwnAndForeignParts(t, {
+    own: 'own',
+    foreign: 'victim',
+    foreignOrganization: 'victim',
+  });
+  const partB = parts.foreign;
+  orgA = parts.own.organizationId;
+  orgB = partB.organizationId;
+  principalA = ownerOf(orgA);
+  await seedReadings(t.cloud, parts.own, { componentName: 'own-sensor' }, [
     { capturedAtMs: base, data: { readings: { temperature: 20 } } },
   ]);
-  const b = await createOrganization(t.cloud, 'victim');
-  orgB = b.organizationId;
-  const partB = await createPart(
-    t.cloud,
-    { organizationId: orgB, locationId: b.locationId },
-    { robotName: 'victim' },
-  );
   await seedReadings(t.cloud, partB, { componentName: 'secret-b', tags: ['TOPSECRET-B'] }, [
     { capturedAtMs: base, data: { secret: 'TOPSECRET-B' } },
     { capturedAtMs: base + 1000, data: { secret: 'TOPSECRET-B' } },

@@ -212,3 +212,21 @@ export async function seedBinary(cloud: RunningCloud, part: SeedPart, item: Seed
   }
   return id;
 }
+
+/**
+ * The two organizations isolation tests compare: a machine in the bootstrap organization ("own") and one
+ * in a new organization named `names.foreignOrganization` ("foreign", with that organization's owner key).
+ */
+export async function createOwnAndForeignParts(
+  t: { cloud: RunningCloud; bootstrap: { organization_id: string; location_id: string } },
+  names: { own: string; foreign: string; foreignOrganization: string },
+): Promise<{ own: SeedPart; foreign: SeedPart; foreignKey: { keyId: string; key: string } }> {
+  const own = await createPart(
+    t.cloud,
+    { organizationId: t.bootstrap.organization_id, locationId: t.bootstrap.location_id },
+    { robotName: names.own },
+  );
+  const organization = await createOrganization(t.cloud, names.foreignOrganization);
+  const foreign = await createPart(t.cloud, organization, { robotName: names.foreign });
+  return { own, foreign, foreignKey: { keyId: organization.keyId, key: organization.key } };
+}
