@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
-import { createDatabase, type Database } from '../../src/infra/postgres/database.ts';
-import { migrate } from '../../src/infra/postgres/migrate.ts';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+import type { Database } from '../../src/infra/postgres/database.ts';
+import { createMigratedDatabase, type MigratedDatabase } from '../support/test-database.ts';
 import {
   canonical,
   canonicalSet,
@@ -20,19 +19,15 @@ import {
  * optionally followed by $skip/$limit), otherwise as sets.
  */
 
-let database: TestDatabase;
+let database: MigratedDatabase;
 let db: Database;
 
 before(async () => {
-  database = await createTestDatabase();
-  db = createDatabase(database.url, 4);
-  await migrate(db);
+  database = await createMigratedDatabase(4);
+  db = database.db;
 });
 
-after(async () => {
-  await db.end();
-  await database.drop();
-});
+after(() => database.close());
 
 const base = Date.parse('2025-03-10T00:00:00Z');
 const names = ['sensor-1', 'sensor-2', 'motor-1', 'cam'];

@@ -3,9 +3,8 @@ import { after, before, test } from 'node:test';
 import { serialize } from 'bson';
 import { compilePipeline } from '../../src/domain/data/mql/mql-compiler.ts';
 import { decodeStage } from '../../src/domain/data/mql/mql-values.ts';
-import { createDatabase, type Database } from '../../src/infra/postgres/database.ts';
-import { migrate } from '../../src/infra/postgres/migrate.ts';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+import type { Database } from '../../src/infra/postgres/database.ts';
+import { createMigratedDatabase, type MigratedDatabase } from '../support/test-database.ts';
 import { docsSource, loadDocuments, type TestDocument } from './mql-support.ts';
 
 /**
@@ -13,13 +12,12 @@ import { docsSource, loadDocuments, type TestDocument } from './mql-support.ts';
  * typed columns can use a B-tree index, and a `$group` over field paths can run with parallel workers.
  */
 
-let database: TestDatabase;
+let database: MigratedDatabase;
 let db: Database;
 
 before(async () => {
-  database = await createTestDatabase();
-  db = createDatabase(database.url, 2);
-  await migrate(db);
+  database = await createMigratedDatabase(2);
+  db = database.db;
   const base = Date.parse('2025-03-10T00:00:00Z');
   const documents: TestDocument[] = Array.from({ length: 2000 }, (_, i) => ({
     _id: `r${i}`,
@@ -34,10 +32,7 @@ before(async () => {
   await db.query('ANALYZE mql_docs');
 });
 
-after(async () => {
-  await db.end();
-  await database.drop();
-});
+after(() => database.close());
 
 async function planOf(pipeline: object[], settings: string[]): Promise<string> {
   const { sql } = compilePipeline(

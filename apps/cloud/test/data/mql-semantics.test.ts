@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
-import { createDatabase, type Database } from '../../src/infra/postgres/database.ts';
-import { migrate } from '../../src/infra/postgres/migrate.ts';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+import type { Database } from '../../src/infra/postgres/database.ts';
+import { createMigratedDatabase, type MigratedDatabase } from '../support/test-database.ts';
 import { loadDocuments, runCompiled, type TestDocument } from './mql-support.ts';
 
 /**
@@ -11,7 +10,7 @@ import { loadDocuments, runCompiled, type TestDocument } from './mql-support.ts'
  * against the documented MongoDB behaviour directly.
  */
 
-let database: TestDatabase;
+let database: MigratedDatabase;
 let db: Database;
 const base = Date.parse('2025-03-10T00:00:00Z');
 
@@ -35,16 +34,12 @@ const documents = [
 ];
 
 before(async () => {
-  database = await createTestDatabase();
-  db = createDatabase(database.url, 2);
-  await migrate(db);
+  database = await createMigratedDatabase(2);
+  db = database.db;
   await loadDocuments(db, documents);
 });
 
-after(async () => {
-  await db.end();
-  await database.drop();
-});
+after(() => database.close());
 
 const ids = (rows: unknown[]) => rows.map((row) => (row as { _id: string })._id);
 

@@ -10,9 +10,8 @@ import {
 } from '../../src/domain/data/ingest/reading-partitions.ts';
 import { compilePipeline, type MqlSource, readingsSource } from '../../src/domain/data/mql/mql-compiler.ts';
 import { decodeStage } from '../../src/domain/data/mql/mql-values.ts';
-import { createDatabase, type Database } from '../../src/infra/postgres/database.ts';
-import { migrate } from '../../src/infra/postgres/migrate.ts';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+import type { Database } from '../../src/infra/postgres/database.ts';
+import { createMigratedDatabase, type MigratedDatabase } from '../support/test-database.ts';
 import { canonicalSet, fromTagged } from './mql-support.ts';
 
 /**
@@ -21,7 +20,7 @@ import { canonicalSet, fromTagged } from './mql-support.ts';
  * so PostgreSQL prunes partitions — and that extra bound never changes a result.
  */
 
-let database: TestDatabase;
+let database: MigratedDatabase;
 let db: Database;
 const big = randomUUID(); // 5 months of readings, one per minute: for plans
 const small = randomUUID(); // a few hundred readings with boundary cases: for results
@@ -30,9 +29,8 @@ const minute = 60_000;
 const bigCount = 5 * 31 * 24 * 60;
 
 before(async () => {
-  database = await createTestDatabase();
-  db = createDatabase(database.url, 2);
-  await migrate(db);
+  database = await createMigratedDatabase(2);
+  db = database.db;
   const months = new Set<number>();
   for (let at = base; at <= base + bigCount * minute; at += 86_400_000) months.add(monthIndexOf(at));
   await ensureReadingPartitions(db, months);
@@ -68,10 +66,7 @@ before(async () => {
   await db.query('ANALYZE capture_sources');
 });
 
-after(async () => {
-  await db.end();
-  await database.drop();
-});
+after(() => database.close());
 
 type Row = Record<string, unknown>;
 

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { createDatabase, type Database } from '../../src/infra/postgres/database.ts';
-import { migrate } from '../../src/infra/postgres/migrate.ts';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+import type { Database } from '../../src/infra/postgres/database.ts';
+import { createMigratedDatabase, type MigratedDatabase } from '../support/test-database.ts';
 import { loadDocuments, runCompiled, type TestDocument } from './mql-support.ts';
 
 /**
@@ -11,19 +10,15 @@ import { loadDocuments, runCompiled, type TestDocument } from './mql-support.ts'
  * elements. Building it from the whole document per element costs elements × document size: quadratic.
  */
 
-let database: TestDatabase;
+let database: MigratedDatabase;
 let db: Database;
 
 before(async () => {
-  database = await createTestDatabase();
-  db = createDatabase(database.url, 2);
-  await migrate(db);
+  database = await createMigratedDatabase(2);
+  db = database.db;
 });
 
-after(async () => {
-  await db.end();
-  await database.drop();
-});
+after(() => database.close());
 
 function documentWith(elements: number): TestDocument {
   return {

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { createDatabase, type Database } from '../../src/infra/postgres/database.ts';
+import { migrate } from '../../src/infra/postgres/migrate.ts';
 
 export interface TestDatabase {
   url: string;
@@ -27,6 +29,26 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       await client.connect();
       await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await client.end();
+    },
+  };
+}
+
+export interface MigratedDatabase {
+  db: Database;
+  /** Ends the pool and drops the database. */
+  close(): Promise<void>;
+}
+
+/** A fresh database with every migration applied, reached through a pool of `connections`. */
+export async function createMigratedDatabase(connections: number): Promise<MigratedDatabase> {
+  const database = await createTestDatabase();
+  const db = createDatabase(database.url, connections);
+  await migrate(db);
+  return {
+    db,
+    async close() {
+      await db.end();
+      await database.drop();
     },
   };
 }
