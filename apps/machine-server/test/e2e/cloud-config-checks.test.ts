@@ -9,13 +9,7 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import type { JsonObject, JsonValue } from '@bufbuild/protobuf';
 import { SensorClient } from '@viamrobotics/sdk';
-import {
-  type CloudPart,
-  createCloudPart,
-  credentialsFile,
-  fakeSensors,
-  setPartConfig,
-} from '../support/cloud-machine-fixtures.ts';
+import { type CloudPart, fakeSensors, setPartConfig } from '../support/cloud-machine-fixtures.ts';
 import {
   ownerKeyCredential,
   servingUrl,
@@ -44,11 +38,10 @@ describe('cloud configurations that cannot be used', () => {
     );
 
   before(async () => {
-    const t = await harness.cloud();
-    part = await createCloudPart(t, 'bad-config-machine');
-    await setPartConfig(part, { components: [thermo({ temp: 21 })] });
-    machine = await harness.startMachine({
-      config: { ...credentialsFile(t.url, part, '1s'), network: { bind_address: 'localhost:0' } },
+    part = await harness.createPart('bad-config-machine', { components: [thermo({ temp: 21 })] });
+    machine = await harness.startPartMachine(part, {
+      refreshInterval: '1s',
+      bindAddress: 'localhost:0',
       args: ['-debug', '-disable-mdns'],
       env: { MCLOUD_MACHINE_CONNECTION: 'off' },
     });
@@ -94,13 +87,9 @@ describe('cloud configurations that cannot be used', () => {
 
 describe('the configuration check interval', () => {
   it('is 15 seconds without cloud.refresh_interval (first check after a fifth of it)', async () => {
-    const t = await harness.cloud();
-    const part = await createCloudPart(t, 'default-interval-machine');
-    await setPartConfig(part, { components: fakeSensors(1) });
-    const { cloud } = credentialsFile(t.url, part) as { cloud: Record<string, unknown> };
-    delete cloud.refresh_interval;
-    const machine = await harness.startMachine({
-      config: { cloud },
+    const part = await harness.createPart('default-interval-machine', { components: fakeSensors(1) });
+    const machine = await harness.startPartMachine(part, {
+      refreshInterval: null,
       args: ['-debug'],
       env: { MCLOUD_MACHINE_CONNECTION: 'off' },
     });

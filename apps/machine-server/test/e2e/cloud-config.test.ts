@@ -7,42 +7,23 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { startTestCloud, type TestCloud } from '@mcloud/cloud/testing';
-import {
-  type CloudPart,
-  createCloudPart,
-  credentialsFile,
-  fakeSensors,
-  setPartConfig,
-} from '../support/cloud-machine-fixtures.ts';
-import { type MachineProcess, startMachineProcess } from '../support/machine-process.ts';
+import { describe, it } from 'node:test';
+import { type CloudPart, fakeSensors, setPartConfig } from '../support/cloud-machine-fixtures.ts';
+import { useCloudForMachines } from '../support/cloud-machine-harness.ts';
 
-let t: TestCloud;
-const machines: MachineProcess[] = [];
-before(async () => {
-  t = await startTestCloud();
-});
-after(async () => {
-  for (const machine of machines) await machine.stop();
-  for (const machine of machines) await machine.cleanup();
-  for (const machine of machines) await rm(machine.dir, { recursive: true, force: true });
-  await t?.stop();
-});
+const harness = useCloudForMachines();
 
 describe('machine-server managed by the cloud', () => {
   let part: CloudPart;
   let firstDir: string;
 
   it('boots from the cloud, caches the config (0600) and applies a change through the poll', async () => {
-    part = await createCloudPart(t, 'poll-machine');
-    await setPartConfig(part, { components: fakeSensors(3) });
-    const machine = await startMachineProcess({
-      config: credentialsFile(t.url, part, '1s'),
+    part = await harness.createPart('poll-machine', { components: fakeSensors(3) });
+    const machine = await harness.startPartMachine(part, {
+      refreshInterval: '1s',
       args: ['-debug'],
       env: { MCLOUD_MACHINE_CONNECTION: 'off' },
     });
-    machines.push(machine);
     firstDir = machine.dir;
     const applied = await machine.waitForLine(/initial configuration applied/);
     assert.match(applied, /"built":3,"failed":0/);
@@ -75,12 +56,11 @@ describe('machine-server managed by the cloud', () => {
     const unreachable = {
       cloud: { app_address: 'http://127.0.0.1:9', id: part.partId, secret: part.secret },
     };
-    const machine = await startMachineProcess({
+    const machine = await harness.startMachine({
       config: unreachable,
       dir: firstDir,
       env: { MCLOUD_MACHINE_CONNECTION: 'off' },
     });
-    machines.push(machine);
     await machine.waitForLine(/could not apply new cloud config; using cached version/, 20_000);
     const applied = await machine.waitForLine(/initial configuration applied/, 20_000);
     assert.match(applied, /"built":4,"failed":0/);
@@ -90,12 +70,11 @@ describe('machine-server managed by the cloud', () => {
   it('deletes a cache that cannot be read and starts with nothing while the cloud is unreachable', async () => {
     const cache = path.join(firstDir, 'viam-home', `cached_cloud_config_${part.partId}.json`);
     await writeFile(cache, '{"components": [', { mode: 0o600 });
-    const machine = await startMachineProcess({
+    const machine = await harness.startMachine({
       config: { cloud: { app_address: 'http://127.0.0.1:9', id: part.partId, secret: part.secret } },
       dir: firstDir,
       env: { MCLOUD_MACHINE_CONNECTION: 'off' },
     });
-    machines.push(machine);
     await machine.waitForLine(/error reading the configuration from the cloud/, 20_000);
     const deadline = Date.now() + 10_000;
     while ((await stat(cache).catch(() => undefined)) && Date.now() < deadline) {
@@ -107,13 +86,8 @@ describe('machine-server managed by the cloud', () => {
   });
 
   it('applies a pushed change at once (the poll is 60 s)', async () => {
-    const pushed = await createCloudPart(t, 'push-machine');
-    await setPartConfig(pushed, { components: fakeSensors(2) });
-    const machine = await startMachineProcess({
-      config: credentialsFile(t.url, pushed, '60s'),
-      args: ['-debug'],
-    });
-    machines.push(machine);
+    const pushed = await harness.createPart('push-machine', { components: fakeSensors(2) });
+    const machine = await harness.startPartMachine(pushed, { refreshInterval: '60s', args: ['-debug'] });
     await machine.waitForLine(/initial configuration applied/);
     await machine.waitForLine(/machine connection open/);
     const mark = machine.lines.length;
@@ -127,9 +101,9 @@ describe('machine-server managed by the cloud', () => {
     assert.equal(await machine.stop(), 0);
   });
 
-  it('holds a change back while the maintenance sensor says no, and /restart_status follows it', async () => {
-    const gated = await createCloudPart(t, 'maintenance-machine');
+  it('holds a change back while the maintenance sensor says no, and /restart_status follows it', async (test) => {
     const dir = await mkdtemp(path.join(tmpdir(), 'machine-server-test-'));
+    test.after(() => rm(dir, { recursive: true, force: true }));
     const switchFile = path.join(dir, 'maintenance.json');
     await writeFile(switchFile, JSON.stringify({ allowed: false }));
     const base = [
@@ -141,14 +115,13 @@ describe('machine-server managed by the cloud', () => {
       },
     ];
     const maintenance = { sensor_name: 'rdk:component:sensor/maint', maintenance_allowed_key: 'allowed' };
-    await setPartConfig(gated, { components: base, maintenance });
-    const machine = await startMachineProcess({
-      config: credentialsFile(t.url, gated, '1s'),
+    const gated = await harness.createPart('maintenance-machine', { components: base, maintenance });
+    const machine = await harness.startPartMachine(gated, {
+      refreshInterval: '1s',
       args: ['-debug'],
       env: { MCLOUD_MACHINE_CONNECTION: 'off' },
       dir,
     });
-    machines.push(machine);
     await machine.waitForLine(/initial configuration applied/);
     const serving = await machine.waitForLine(/serving/);
     const url = /"url":"([^"]+)"/.exec(serving)?.[1];
@@ -174,6 +147,5 @@ describe('machine-server managed by the cloud', () => {
     assert.ok(machine.lines.slice(mark).some((l) => /Reconfigure allowed by maintenance sensor/.test(l)));
     assert.equal(await restartStatus(), true);
     assert.equal(await machine.stop(), 0);
-    await rm(dir, { recursive: true, force: true });
   });
 });

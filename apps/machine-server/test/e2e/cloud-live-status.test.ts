@@ -7,13 +7,7 @@ import assert from 'node:assert/strict';
 import { hostname, platform } from 'node:os';
 import { test } from 'node:test';
 import { appPb } from '@mcloud/protocol';
-import {
-  type CloudPart,
-  createCloudPart,
-  credentialsFile,
-  fakeSensors,
-  setPartConfig,
-} from '../support/cloud-machine-fixtures.ts';
+import { type CloudPart, fakeSensors } from '../support/cloud-machine-fixtures.ts';
 import { useCloudForMachines } from '../support/cloud-machine-harness.ts';
 import type { MachineProcess } from '../support/machine-process.ts';
 
@@ -45,11 +39,9 @@ async function transitions(part: CloudPart): Promise<boolean[]> {
 }
 
 async function bootMachine(name: string): Promise<{ part: CloudPart; machine: MachineProcess }> {
-  const t = await harness.cloud();
-  const part = await createCloudPart(t, name);
-  await setPartConfig(part, { components: fakeSensors(1) });
+  const part = await harness.createPart(name, { components: fakeSensors(1) });
   assert.equal(await onlineState(part), appPb.OnlineState.AWAITING_SETUP);
-  const machine = await harness.startMachine({ config: credentialsFile(t.url, part, '15s') });
+  const machine = await harness.startPartMachine(part);
   await machine.waitForLine(/machine connection open/);
   await msUntil(part, appPb.OnlineState.ONLINE, 5000);
   return { part, machine };

@@ -7,21 +7,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createAuthedClients } from '@mcloud/cloud/testing';
-import {
-  createCloudPart,
-  credentialsFile,
-  fakeSensors,
-  setPartConfig,
-} from '../support/cloud-machine-fixtures.ts';
+import { fakeSensors } from '../support/cloud-machine-fixtures.ts';
 import { useCloudForMachines } from '../support/cloud-machine-harness.ts';
 
 const harness = useCloudForMachines();
 
 async function bootAndMark(name: string, env: Record<string, string>) {
-  const t = await harness.cloud();
-  const part = await createCloudPart(t, name);
-  await setPartConfig(part, { components: fakeSensors(1) });
-  const machine = await harness.startMachine({ config: credentialsFile(t.url, part, '15s'), env });
+  const part = await harness.createPart(name, { components: fakeSensors(1) });
+  const machine = await harness.startPartMachine(part, { env });
   await machine.waitForLine(/initial configuration applied/);
   if (env.MCLOUD_MACHINE_CONNECTION !== 'off') await machine.waitForLine(/machine connection open/);
   const exited = new Promise<number | null>((resolve) => machine.child.once('exit', resolve));

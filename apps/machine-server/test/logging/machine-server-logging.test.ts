@@ -8,26 +8,15 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { startTestCloud, type TestCloud } from '@mcloud/cloud/testing';
-import {
-  type CloudPart,
-  createCloudPart,
-  credentialsFile,
-  fakeSensors,
-  setPartConfig,
-} from '../support/cloud-machine-fixtures.ts';
-import { type MachineProcess, startMachineProcess } from '../support/machine-process.ts';
+import { type CloudPart, fakeSensors } from '../support/cloud-machine-fixtures.ts';
+import { useCloudForMachines } from '../support/cloud-machine-harness.ts';
 
-let t: TestCloud;
+const harness = useCloudForMachines();
 let dir: string;
-let machine: MachineProcess | undefined;
 before(async () => {
-  t = await startTestCloud();
   dir = await mkdtemp(path.join(tmpdir(), 'ms-logging-process-'));
 });
 after(async () => {
-  await machine?.stop();
-  await t?.stop();
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -63,8 +52,7 @@ async function cloudMessages(
 
 describe('machine-server process logging', () => {
   it('applies log patterns from the cloud, writes -log-file (rotated at start) and uploads to the cloud', async () => {
-    const part = await createCloudPart(t, 'logging-process');
-    await setPartConfig(part, {
+    const part = await harness.createPart('logging-process', {
       log: [
         { pattern: 'rdk.resource_manager', level: 'debug' },
         { pattern: 'rdk.(', level: 'debug' },
@@ -73,8 +61,8 @@ describe('machine-server process logging', () => {
     });
     const logFile = path.join(dir, 'machine-server.log');
     await writeFile(logFile, 'a line of the previous run\n');
-    machine = await startMachineProcess({
-      config: credentialsFile(t.url, part, '1s'),
+    const machine = await harness.startPartMachine(part, {
+      refreshInterval: '1s',
       args: ['-log-file', logFile],
       env: { MCLOUD_MACHINE_CONNECTION: 'off' },
     });

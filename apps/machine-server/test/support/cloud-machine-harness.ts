@@ -4,16 +4,29 @@
  * and dialling it with the real SDK.
  */
 import { after } from 'node:test';
+import type { JsonObject } from '@bufbuild/protobuf';
 import { startTestCloud, type TestCloud } from '@mcloud/cloud/testing';
 import { createSdkRobotClient, type SdkTransportKind } from '@mcloud/sdk-testkit';
 import type { Credential, RobotClient } from '@viamrobotics/sdk';
+import { type CloudPart, createCloudPart, credentialsFile, setPartConfig } from './cloud-machine-fixtures.ts';
 import { type MachineProcess, type StartMachineOptions, startMachineProcess } from './machine-process.ts';
+
+export interface PartMachineOptions extends Omit<StartMachineOptions, 'config'> {
+  /** `cloud.refresh_interval` of the credentials file: default 15s; `null` leaves it out (the machine's default). */
+  readonly refreshInterval?: string | null;
+  /** `network.bind_address` (default: 127.0.0.1:0, see startMachineProcess). */
+  readonly bindAddress?: string;
+}
 
 export interface CloudForMachines {
   /** The cloud of this test file, started by the first call (hook order does not matter). */
   cloud(): Promise<TestCloud>;
   /** Starts a machine-server process, stopped and cleaned up after the file. */
   startMachine(options: StartMachineOptions): Promise<MachineProcess>;
+  /** A new machine in the test organization whose main part has `config`. */
+  createPart(name: string, config: JsonObject): Promise<CloudPart>;
+  /** `startMachine` with the credentials file of `part` (it boots from the cloud). */
+  startPartMachine(part: CloudPart, options?: PartMachineOptions): Promise<MachineProcess>;
 }
 
 /** Registers the file's `after` hook; call at the top level of a test file. */
@@ -25,15 +38,30 @@ export function useCloudForMachines(): CloudForMachines {
     for (const machine of machines) await machine.cleanup();
     await (await started?.catch(() => undefined))?.stop();
   });
+  const cloud = () => {
+    started ??= startTestCloud();
+    return started;
+  };
+  const startMachine = async (options: StartMachineOptions) => {
+    const machine = await startMachineProcess(options);
+    machines.push(machine);
+    return machine;
+  };
   return {
-    cloud() {
-      started ??= startTestCloud();
-      return started;
+    cloud,
+    startMachine,
+    async createPart(name, config) {
+      const part = await createCloudPart(await cloud(), name);
+      await setPartConfig(part, config);
+      return part;
     },
-    async startMachine(options) {
-      const machine = await startMachineProcess(options);
-      machines.push(machine);
-      return machine;
+    async startPartMachine(part, { refreshInterval = '15s', bindAddress, ...options } = {}) {
+      const file = credentialsFile((await cloud()).url, part, refreshInterval ?? undefined) as {
+        cloud: Record<string, unknown>;
+      };
+      if (refreshInterval === null) delete file.cloud.refresh_interval;
+      const network = bindAddress === undefined ? {} : { network: { bind_address: bindAddress } };
+      return startMachine({ ...options, config: { ...file, ...network } });
     },
   };
 }
