@@ -49,6 +49,12 @@ async function asQueryRole<T>(work: (client: DatabaseClient) => Promise<T>): Pro
   }
 }
 
+/** The plan an EXPLAIN statement prints, its lines joined into one text. */
+async function planOf(client: DatabaseClient, sql: string): Promise<string> {
+  const result = await client.query<{ 'QUERY PLAN': string }>(sql);
+  return result.rows.map((row) => row['QUERY PLAN']).join('\n');
+}
+
 async function countOf(client: DatabaseClient, sql: string): Promise<number> {
   return (await client.query<{ n: number }>(sql)).rows[0]?.n ?? -1;
 }
@@ -189,13 +195,10 @@ test('without a token (or with a forged one) the views are empty', async () => {
 test('the plan is flat: no Subquery Scan, the organization condition reaches the scans of both tables', async () => {
   await asQueryRole(async (client) => {
     await client.query('SET LOCAL search_path = sensordata, pg_catalog');
-    const plan = (
-      await client.query<{ 'QUERY PLAN': string }>(
-        "EXPLAIN (COSTS OFF) SELECT time_received FROM readings WHERE component_name = 'own' ORDER BY time_received DESC LIMIT 100",
-      )
-    ).rows
-      .map((row) => row['QUERY PLAN'])
-      .join('\n');
+    const plan = await planOf(
+      client,
+      "EXPLAIN (COSTS OFF) SELECT time_received FROM readings WHERE component_name = 'own' ORDER BY time_received DESC LIMIT 100",
+    );
     assert.doesNotMatch(plan, /Subquery Scan/, plan);
     assert.match(plan, /on capture_sources s\n.*\(organization_id = \(InitPlan \d\)\.col1\)/, plan);
     assert.match(plan, /on readings_\w+ r\n.*\(organization_id = \(InitPlan \d\)\.col1\)/, plan);
@@ -209,13 +212,10 @@ test('in a parallel plan the organization is computed once, by the leader, not i
     await client.query(
       'SET LOCAL parallel_setup_cost = 0; SET LOCAL parallel_tuple_cost = 0; SET LOCAL min_parallel_table_scan_size = 0; SET LOCAL debug_parallel_query = off',
     );
-    const plan = (
-      await client.query<{ 'QUERY PLAN': string }>(
-        'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF) SELECT count(*) FROM readings',
-      )
-    ).rows
-      .map((row) => row['QUERY PLAN'])
-      .join('\n');
+    const plan = await planOf(
+      client,
+      'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF) SELECT count(*) FROM readings',
+    );
     const gatherAt = plan.search(/Gather/);
     assert.ok(gatherAt > 0, plan);
     // Every InitPlan (the policies' query_organization()) sits above the Gather and ran once.
@@ -233,13 +233,10 @@ test('a condition that is not leakproof is evaluated only after the policy (neve
     // Not leakproof (the cast's error would carry the value): never an index condition, and evaluated only
     // on rows the organization condition admitted — in the Filter after it, or below an index (or
     // recheck) condition on the organization.
-    const leaky = (
-      await client.query<{ 'QUERY PLAN': string }>(
-        "EXPLAIN (COSTS OFF) SELECT _id FROM readings WHERE CAST(data->>'secret' AS integer) = 1",
-      )
-    ).rows
-      .map((row) => row['QUERY PLAN'])
-      .join('\n');
+    const leaky = await planOf(
+      client,
+      "EXPLAIN (COSTS OFF) SELECT _id FROM readings WHERE CAST(data->>'secret' AS integer) = 1",
+    );
     const literal = (text: string) => text.replace(/[()\\[\]{}.*+?^$|]/g, '\\$&');
     const cast = literal("(((data ->> 'secret'::text))::integer = 1)");
     const organization = String.raw`\(organization_id = \(InitPlan \d\)\.col1\)`;
