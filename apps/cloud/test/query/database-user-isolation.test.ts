@@ -160,6 +160,16 @@ async function connect(): Promise<pg.Client> {
   return client;
 }
 
+/** `work` with a `pg` connection of organization A's database user, closed afterwards. */
+async function asDatabaseUser<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = await connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
 function psql(sql: string) {
   return promisify(execFile)('psql', [uri, '-X', '-At', '-v', 'ON_ERROR_STOP=1', '-c', sql], {
     env: { ...process.env, PGPASSWORD: password, PGCONNECT_TIMEOUT: '5' },
@@ -189,8 +199,7 @@ function assertOwnRows(relation: string, rows: readonly Record<string, unknown>[
 }
 
 test('the database user may read exactly the organization-scoped views, nothing else', async () => {
-  const client = await connect();
-  try {
+  await asDatabaseUser(async (client) => {
     const readable = await client.query<{ name: string }>(
       `SELECT n.nspname || '.' || c.relname AS name
          FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -203,14 +212,11 @@ test('the database user may read exactly the organization-scoped views, nothing 
       readable.rows.map((row) => row.name),
       readableViews,
     );
-  } finally {
-    await client.end();
-  }
+  });
 });
 
 test('pg: each view shows organization A its own rows (as the query role does) and nothing of B', async () => {
-  const client = await connect();
-  try {
+  await asDatabaseUser(async (client) => {
     for (const relation of readableViews) {
       const seen = await client.query<{ j: Record<string, unknown> }>(
         `SELECT to_jsonb(x) AS j FROM ${relation} x`,
@@ -241,9 +247,7 @@ test('pg: each view shows organization A its own rows (as the query role does) a
               (SELECT sum(row_count) FROM reading_rollup_buckets)::int AS rolled_up`,
     );
     assert.deepEqual(counts.rows[0], { readings: 2, hot: 2, sink: 1, rolled_up: 1 });
-  } finally {
-    await client.end();
-  }
+  });
 });
 
 test('psql: the views show nothing of organization B', async () => {
@@ -260,8 +264,7 @@ test('psql: the views show nothing of organization B', async () => {
 });
 
 test('every table, partition and sequence is refused, through pg and through the query role', async () => {
-  const client = await connect();
-  try {
+  await asDatabaseUser(async (client) => {
     const relations = await client.query<{ name: string; kind: string }>(
       `SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname) AS name, c.relkind::text AS kind
          FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -301,14 +304,11 @@ test('every table, partition and sequence is refused, through pg and through the
         name,
       );
     }
-  } finally {
-    await client.end();
-  }
+  });
 });
 
 test('no writes through any view, even with read-only transactions switched off', async () => {
-  const client = await connect();
-  try {
+  await asDatabaseUser(async (client) => {
     await client.query('SET default_transaction_read_only = off');
     for (const relation of readableViews) {
       const second = await client.query<{ name: string }>(
@@ -342,9 +342,7 @@ test('no writes through any view, even with read-only transactions switched off'
     ]) {
       await assert.rejects(client.query(sql), /permission denied|must be owner/, sql);
     }
-  } finally {
-    await client.end();
-  }
+  });
   const counts = await t.cloud.deps.db.query(
     `SELECT (SELECT count(*) FROM readings)::int AS readings, (SELECT count(*) FROM pipeline_sink)::int AS sink,
             (SELECT count(*) FROM reading_rollup_marks WHERE organization_id = $1)::int > 0 AS marked`,
@@ -365,8 +363,7 @@ test('catalog tricks: statistics, extended statistics and other sessions show no
     "SELECT * FROM pg_stats_ext WHERE schemaname NOT IN ('pg_catalog', 'information_schema')",
     "SELECT * FROM pg_stats_ext_exprs WHERE schemaname NOT IN ('pg_catalog', 'information_schema')",
   ];
-  const client = await connect();
-  try {
+  await asDatabaseUser(async (client) => {
     for (const sql of probes) {
       const seen = await client.query(sql);
       assert.deepEqual(seen.rows, [], sql);
@@ -391,9 +388,7 @@ test('catalog tricks: statistics, extended statistics and other sessions show no
     await busy;
     assert.ok(activity.rows.length > 0);
     assert.equal(leak(JSON.stringify(activity.rows)), undefined, JSON.stringify(activity.rows).slice(0, 300));
-  } finally {
-    await client.end();
-  }
+  });
   // The query role, too (TabularDataBySQL refuses catalogs before they reach the database).
   for (const sql of probes) {
     const result = await runOrganizationQuery(
@@ -406,8 +401,7 @@ test('catalog tricks: statistics, extended statistics and other sessions show no
 });
 
 test('no advisory locks: a database user cannot stall the cloud passes of every organization', async () => {
-  const client = await connect();
-  try {
+  await asDatabaseUser(async (client) => {
     for (const sql of [
       // The rollup materializer's key, and the other forms.
       'SELECT pg_try_advisory_lock(7204231)',
@@ -419,24 +413,19 @@ test('no advisory locks: a database user cannot stall the cloud passes of every 
     ]) {
       await assert.rejects(client.query(sql), /permission denied for function pg_/, sql);
     }
-  } finally {
-    await client.end();
-  }
+  });
   // The cloud itself still takes them: a materializer pass runs.
   const pass = await materializeReadingRollups(t.cloud.deps.db, AbortSignal.timeout(10_000));
   assert.equal(pass.ran, true);
 });
 
 test('a session idle inside a transaction is ended: it would block the next readings partition', async () => {
-  const client = await connect();
-  try {
+  await asDatabaseUser(async (client) => {
     const shown = await client.query(
       "SELECT current_setting('idle_in_transaction_session_timeout') AS idle, current_setting('statement_timeout') AS st",
     );
     assert.deepEqual(shown.rows[0], { idle: '1min', st: '1min' });
-  } finally {
-    await client.end();
-  }
+  });
   // What the setting prevents (shortened here): an open transaction holds its lock on readings until ended.
   const idle = await connect();
   idle.on('error', () => {});
