@@ -30,6 +30,17 @@ function recordingLogger(): Logger & { errors: string[] } {
   return { ...createSilentLogger(), errors, error: (message) => void errors.push(message) };
 }
 
+/** The decision for `config` with sensor `maint` reading through `read`, and the errors it logged. */
+async function decide(
+  config: Parameters<typeof checkMaintenanceWindow>[0],
+  read: (signal: AbortSignal) => Promise<Record<string, JsonValue>>,
+  signal = AbortSignal.timeout(5000),
+) {
+  const logger = recordingLogger();
+  const decision = await checkMaintenanceWindow(config, lookupWith(read), logger, signal);
+  return { decision, errors: logger.errors };
+}
+
 describe('maintenance window (A8)', () => {
   it('allows only when the reading at the key is boolean true', async () => {
     const cases: [Record<string, JsonValue>, boolean, RegExp][] = [
@@ -40,71 +51,46 @@ describe('maintenance window (A8)', () => {
       [{ other: true }, false, /no key ok/],
     ];
     for (const [readings, allowed, reason] of cases) {
-      const decision = await checkMaintenanceWindow(
-        maintenance,
-        lookupWith(async () => readings),
-        createSilentLogger(),
-        AbortSignal.timeout(5000),
-      );
+      const { decision } = await decide(maintenance, async () => readings);
       assert.equal(decision.allowed, allowed, JSON.stringify(readings));
       assert.match(decision.reason, reason);
     }
   });
 
   it('a read error blocks; a missing sensor or an unparsable name allows, with an error logged', async () => {
-    const failing = await checkMaintenanceWindow(
-      maintenance,
-      lookupWith(async () => {
-        throw new Error('i2c bus gone');
-      }),
-      createSilentLogger(),
-      AbortSignal.timeout(5000),
-    );
+    const { decision: failing } = await decide(maintenance, async () => {
+      throw new Error('i2c bus gone');
+    });
     assert.deepEqual(failing, {
       allowed: false,
       reason: 'reading the maintenance sensor failed: i2c bus gone',
     });
 
-    const missingLogger = recordingLogger();
-    const missing = await checkMaintenanceWindow(
+    const missing = await decide(
       { ...maintenance, sensorName: 'rdk:component:sensor/elsewhere' },
-      lookupWith(async () => ({ ok: false })),
-      missingLogger,
-      AbortSignal.timeout(5000),
+      async () => ({
+        ok: false,
+      }),
     );
-    assert.equal(missing.allowed, true);
-    assert.match(missingLogger.errors.join(), /maintenance sensor not found/);
+    assert.equal(missing.decision.allowed, true);
+    assert.match(missing.errors.join(), /maintenance sensor not found/);
 
-    const badNameLogger = recordingLogger();
-    const badName = await checkMaintenanceWindow(
-      { ...maintenance, sensorName: 'maint' },
-      lookupWith(async () => ({ ok: false })),
-      badNameLogger,
-      AbortSignal.timeout(5000),
-    );
-    assert.equal(badName.allowed, true);
-    assert.match(badNameLogger.errors.join(), /cannot be parsed/);
+    const badName = await decide({ ...maintenance, sensorName: 'maint' }, async () => ({ ok: false }));
+    assert.equal(badName.decision.allowed, true);
+    assert.match(badName.errors.join(), /cannot be parsed/);
 
-    const none = await checkMaintenanceWindow(
-      undefined,
-      lookupWith(async () => ({})),
-      createSilentLogger(),
-      AbortSignal.timeout(5000),
-    );
+    const { decision: none } = await decide(undefined, async () => ({}));
     assert.equal(none.allowed, true);
   });
 
   it('a sensor that does not answer within 5 s blocks', async () => {
     const started = performance.now();
-    const decision = await checkMaintenanceWindow(
+    const { decision } = await decide(
       maintenance,
-      lookupWith(
-        (signal) =>
-          new Promise((_resolve, reject) => {
-            signal.addEventListener('abort', () => reject(new Error('read aborted')), { once: true });
-          }),
-      ),
-      createSilentLogger(),
+      (signal) =>
+        new Promise((_resolve, reject) => {
+          signal.addEventListener('abort', () => reject(new Error('read aborted')), { once: true });
+        }),
       AbortSignal.timeout(20_000),
     );
     const elapsedMs = performance.now() - started;
