@@ -68,6 +68,15 @@ describe('hot storage and custom indexes', () => {
     await sdk?.stop();
   });
 
+  const hotCopySkips = async (organizationId: string) =>
+    (
+      await sdk.testCloud.cloud.deps.db.query(
+        `SELECT reason, index_name, path, skipped_count::int AS skipped_count FROM hot_copy_skips
+          WHERE organization_id = $1 ORDER BY reason, index_name, path`,
+        [organizationId],
+      )
+    ).rows;
+
   const hotQuery = (stages: Record<string, unknown>[], useRecentData = false) =>
     sdk.client.dataClient.tabularDataByMQL(
       sdk.organizationId,
@@ -342,8 +351,8 @@ describe('hot storage and custom indexes', () => {
     assert.equal(pgIndexes.length, 3);
     assert.ok(pgIndexes.every((index) => index.valid));
     // The unique index holds within the organization: a duplicate uid is not copied to the hot store (the
-    // upload itself succeeds), a document with an array there is not constrained, and the other
-    // organization's equal uid is its own business.
+    // upload itself succeeds), nor is a document with an array there (MongoDB would check each element;
+    // migration 0031), and the other organization's equal uid is its own business.
     await seedReadings(sdk.testCloud.cloud, part, { componentName: 'cold' }, [
       { capturedAtMs: now - minute, data: { readings: { uid: 'a' } } },
       { capturedAtMs: now - minute, data: { readings: { uid: 'a' } } },
@@ -358,31 +367,89 @@ describe('hot storage and custom indexes', () => {
       { $match: { 'data.readings.uid': { $exists: true } } },
       { $project: { _id: 0, uid: '$data.readings.uid' } },
     ]);
-    assert.deepEqual(uids.map((row) => JSON.stringify(row.uid)).sort(), ['"a"', '["a"]', '["a"]']);
+    assert.deepEqual(uids.map((row) => JSON.stringify(row.uid)).sort(), ['"a"']);
     const standard = await sdk.client.dataClient.tabularDataByMQL(sdk.organizationId, [
       { $match: { 'data.readings.uid': 'a' } },
       { $count: 'n' },
     ]);
     assert.deepEqual(standard, [{ n: 4 }], 'every reading is stored; only the hot copy is left out');
+    // The skipped copies are recorded, with the reason.
+    assert.deepEqual(await hotCopySkips(sdk.organizationId), [
+      {
+        reason: 'array_at_unique_key',
+        index_name: 'uid_unique',
+        path: 'data.readings.uid',
+        skipped_count: 2,
+      },
+      { reason: 'duplicate_key', index_name: '', path: '', skipped_count: 1 },
+    ]);
+    assert.deepEqual(await hotCopySkips(foreignOrg), []);
     // Its index list is its own.
     await expectRpcError(sdk.client.dataClient.listIndexes(foreignOrg, HOT_STORE), Code.PermissionDenied);
   });
 
+  test('a reading uploaded after a unique index, with an array at its key, is stored but kept out of the hot store', async () => {
+    // The real ingest path (SDK upload, COPY, group commit): the upload succeeds and every reading is in
+    // STANDARD; HOT_STORAGE leaves out the one whose uid is an array with values (MongoDB would check each
+    // element against the unique index; PostgreSQL cannot), and the skip is counted.
+    await sdk.client.dataClient.tabularDataCaptureUpload(
+      [{ readings: { uid: ['b', 'c'] } }, { readings: { uid: [] } }, { readings: { uid: 'd' } }],
+      part.partId,
+      'rdk:component:sensor',
+      'cold',
+      'Readings',
+      [
+        [new Date(now - minute), new Date(now - minute)],
+        [new Date(now - minute), new Date(now - minute)],
+        [new Date(now - minute), new Date(now - minute)],
+      ],
+    );
+    const stages = [
+      { $match: { 'data.readings.uid': { $exists: true } } },
+      { $project: { _id: 0, uid: '$data.readings.uid' } },
+    ];
+    const uids = (rows: unknown[]) =>
+      (rows as { uid: unknown }[]).map((row) => JSON.stringify(row.uid)).sort();
+    assert.deepEqual(uids(await sdk.client.dataClient.tabularDataByMQL(sdk.organizationId, stages)), [
+      '"a"',
+      '"a"',
+      '"d"',
+      '["a"]',
+      '["a"]',
+      '["b","c"]',
+      '[]',
+    ]);
+    assert.deepEqual(uids(await hotQuery(stages)), ['"a"', '"d"', '[]']);
+    const skips = await hotCopySkips(sdk.organizationId);
+    assert.equal(skips[0]?.skipped_count, 3, JSON.stringify(skips));
+    // The unique index still holds over what the hot store has: no array document hides under it.
+    const arrays = await sdk.testCloud.cloud.deps.db.query(
+      `SELECT count(*)::int AS n FROM hot_readings WHERE organization_id = $1
+          AND sensordata.doc_index_key(data, '{readings,uid}') = '[' AND data #> '{readings,uid}' <> '[]'::jsonb`,
+      [sdk.organizationId],
+    );
+    assert.equal(arrays.rows[0].n, 0);
+  });
+
   test('a unique index over a path where documents hold arrays is refused (InvalidArgument), not built half-enforcing', async () => {
-    // The hot store now holds two documents with uid ['a'] (previous test): MongoDB would enforce the
-    // uniqueness per array element across documents, which a PostgreSQL index cannot.
+    // Two hot documents with tags ['x']: MongoDB would enforce the uniqueness per array element across
+    // documents, which a PostgreSQL index cannot.
+    await seedReadings(sdk.testCloud.cloud, part, { componentName: 'cold' }, [
+      { capturedAtMs: now - minute, data: { readings: { tags: ['x'] } } },
+      { capturedAtMs: now - minute, data: { readings: { tags: ['x'] } } },
+    ]);
     const before = await indexNames();
     const refused = await expectRpcError(
       sdk.client.dataClient.createIndex(
         sdk.organizationId,
         HOT_STORE,
-        spec({ 'data.readings.uid': 1, time_received: 1 }, { name: 'uid_time', unique: true }),
+        spec({ 'data.readings.tags': 1, time_received: 1 }, { name: 'tags_time', unique: true }),
       ),
       Code.InvalidArgument,
     );
     assert.match(
       refused.rawMessage,
-      /^index_spec\.options\.unique: documents with an array at a key of unique index "uid_time" \(2 at data\.readings\.uid\): MongoDB enforces a unique index per array element across documents, which a PostgreSQL index cannot.*nothing was created$/,
+      /^index_spec\.options\.unique: documents with an array at a key of unique index "tags_time" \(2 at data\.readings\.tags\): MongoDB enforces a unique index per array element across documents, which a PostgreSQL index cannot.*nothing was created$/,
     );
     assert.deepEqual(await indexNames(), before);
     const pgIndexes = await customPgIndexes(sdk.testCloud.cloud.deps.db, 'hot_readings');
@@ -391,9 +458,9 @@ describe('hot storage and custom indexes', () => {
     await sdk.client.dataClient.createIndex(
       sdk.organizationId,
       HOT_STORE,
-      spec({ 'data.readings.uid': 1, time_received: 1 }, { name: 'uid_time' }),
+      spec({ 'data.readings.tags': 1, time_received: 1 }, { name: 'tags_time' }),
     );
-    await sdk.client.dataClient.deleteIndex(sdk.organizationId, HOT_STORE, 'uid_time');
+    await sdk.client.dataClient.deleteIndex(sdk.organizationId, HOT_STORE, 'tags_time');
   });
 
   test('CreateIndex again: identical spec is a no-op, another spec under the name or the same keys under another name AlreadyExists', async () => {

@@ -8,8 +8,9 @@ import type { IndexSpec, PartialCondition } from './index-spec.ts';
  * `DESC` for -1, UNIQUE when asked, and a partial predicate that always starts with the owner (the
  * organization for the hot store, the pipeline for a sink): each index covers only its owner's rows, and
  * its uniqueness holds within them. A unique index leaves out documents whose keys reach an array (they
- * would all share the key '['): CreateIndex refuses it while such documents exist and pipeline runs refuse
- * such output (`arrayKeyCountSql`). Built CONCURRENTLY: writes continue.
+ * would all share the key '['): CreateIndex refuses it while such documents exist, pipeline runs refuse
+ * such output (`arrayKeyCountSql`), and the hot-store copy of a later reading skips it (the reading stays
+ * in `readings`; migration 0031 counts the skip in `hot_copy_skips`). Built CONCURRENTLY: writes continue.
  */
 
 export interface IndexTarget {
