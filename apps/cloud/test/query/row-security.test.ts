@@ -49,8 +49,9 @@ async function asQueryRole<T>(work: (client: DatabaseClient) => Promise<T>): Pro
   }
 }
 
-/** The plan an EXPLAIN statement prints, its lines joined into one text. */
+/** The plan an EXPLAIN statement prints over the query role's views (search_path set), as one text. */
 async function planOf(client: DatabaseClient, sql: string): Promise<string> {
+  await client.query('SET LOCAL search_path = sensordata, pg_catalog');
   const result = await client.query<{ 'QUERY PLAN': string }>(sql);
   return result.rows.map((row) => row['QUERY PLAN']).join('\n');
 }
@@ -194,7 +195,6 @@ test('without a token (or with a forged one) the views are empty', async () => {
 
 test('the plan is flat: no Subquery Scan, the organization condition reaches the scans of both tables', async () => {
   await asQueryRole(async (client) => {
-    await client.query('SET LOCAL search_path = sensordata, pg_catalog');
     const plan = await planOf(
       client,
       "EXPLAIN (COSTS OFF) SELECT time_received FROM readings WHERE component_name = 'own' ORDER BY time_received DESC LIMIT 100",
@@ -207,7 +207,6 @@ test('the plan is flat: no Subquery Scan, the organization condition reaches the
 
 test('in a parallel plan the organization is computed once, by the leader, not in every worker', async () => {
   await asQueryRole(async (client) => {
-    await client.query('SET LOCAL search_path = sensordata, pg_catalog');
     // Parallel even for these few rows.
     await client.query(
       'SET LOCAL parallel_setup_cost = 0; SET LOCAL parallel_tuple_cost = 0; SET LOCAL min_parallel_table_scan_size = 0; SET LOCAL debug_parallel_query = off',
@@ -229,7 +228,6 @@ test('in a parallel plan the organization is computed once, by the leader, not i
 
 test('a condition that is not leakproof is evaluated only after the policy (never as an index condition)', async () => {
   await asQueryRole(async (client) => {
-    await client.query('SET LOCAL search_path = sensordata, pg_catalog');
     // Not leakproof (the cast's error would carry the value): never an index condition, and evaluated only
     // on rows the organization condition admitted — in the Filter after it, or below an index (or
     // recheck) condition on the organization.
