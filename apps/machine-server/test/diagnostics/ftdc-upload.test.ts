@@ -10,47 +10,35 @@ import assert from 'node:assert/strict';
 import { readdir, stat } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import { after, before, test } from 'node:test';
-import { startTestCloud, type TestCloud } from '@mcloud/cloud/testing';
+import { before, test } from 'node:test';
 import { binaryItems } from '../data/cloud-fixtures.ts';
 import { waitFor } from '../data/data-fixtures.ts';
-import {
-  type CloudPart,
-  createCloudPart,
-  credentialsFile,
-  setPartConfig,
-} from '../support/cloud-machine-fixtures.ts';
-import { type MachineProcess, startMachineProcess } from '../support/machine-process.ts';
+import type { CloudPart } from '../support/cloud-machine-fixtures.ts';
+import { useCloudForMachines } from '../support/cloud-machine-harness.ts';
 import { decodeFtdc } from './ftdc-decode.ts';
 
 const namePattern = /^machine-server-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ\.ftdc$/;
 
-let t: TestCloud;
+/** Samples every 50 ms into files of at most 1500 bytes, completed ones uploaded every 200 ms. */
+const tinyFtdcFiles = {
+  MCLOUD_FTDC_INTERVAL_MS: '50',
+  MCLOUD_FTDC_MAX_FILE_BYTES: '1500',
+  MCLOUD_FTDC_UPLOAD_INTERVAL_MS: '200',
+};
+
+const harness = useCloudForMachines();
 let part: CloudPart;
-let machine: MachineProcess | undefined;
 
 before(async () => {
-  t = await startTestCloud();
-  part = await createCloudPart(t, 'ftdc-machine');
-  await setPartConfig(part, {
+  part = await harness.createPart('ftdc-machine', {
     components: [{ name: 'thermo', api: 'rdk:component:sensor', model: 'fake' }],
   });
 });
-after(async () => {
-  await machine?.stop();
-  await machine?.cleanup();
-  await t?.stop();
-});
 
 test('completed FTDC files reach the cloud through FileUpload and are removed locally', async () => {
-  machine = await startMachineProcess({
-    config: credentialsFile(t.url, part),
+  const machine = await harness.startPartMachine(part, {
     args: ['-ftdc', '-disable-mdns'],
-    env: {
-      MCLOUD_FTDC_INTERVAL_MS: '50',
-      MCLOUD_FTDC_MAX_FILE_BYTES: '1500',
-      MCLOUD_FTDC_UPLOAD_INTERVAL_MS: '200',
-    },
+    env: tinyFtdcFiles,
   });
   await machine.waitForLine(/initial configuration applied/, 30_000);
   const directory = path.join(machine.viamHome, 'diagnostics.data', part.partId);
@@ -105,35 +93,26 @@ test('without an acknowledgement nothing is deleted: an unreachable cloud leaves
   await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
   const port = (closed.address() as { port: number }).port;
   await new Promise<void>((resolve) => closed.close(() => resolve()));
-  const offline = await startMachineProcess({
+  const offline = await harness.startMachine({
     config: { cloud: { app_address: `http://127.0.0.1:${port}`, id: part.partId, secret: part.secret } },
     args: ['-ftdc', '-disable-mdns'],
-    env: {
-      MCLOUD_FTDC_INTERVAL_MS: '50',
-      MCLOUD_FTDC_MAX_FILE_BYTES: '1500',
-      MCLOUD_FTDC_UPLOAD_INTERVAL_MS: '200',
-    },
+    env: tinyFtdcFiles,
   });
-  try {
-    const directory = path.join(offline.viamHome, 'diagnostics.data', part.partId);
-    const seen = new Set<string>();
-    await waitFor(
-      async () => {
-        for (const name of await readdir(directory).catch(() => [] as string[])) seen.add(name);
-        return seen.size >= 4;
-      },
-      20_000,
-      'four FTDC files',
-    );
-    const left = await readdir(directory);
-    assert.deepEqual(
-      [...seen].filter((name) => !left.includes(name)),
-      [],
-      'no file disappeared without an acknowledgement',
-    );
-    assert.equal(await offline.stop(), 0);
-  } finally {
-    await offline.stop();
-    await offline.cleanup();
-  }
+  const directory = path.join(offline.viamHome, 'diagnostics.data', part.partId);
+  const seen = new Set<string>();
+  await waitFor(
+    async () => {
+      for (const name of await readdir(directory).catch(() => [] as string[])) seen.add(name);
+      return seen.size >= 4;
+    },
+    20_000,
+    'four FTDC files',
+  );
+  const left = await readdir(directory);
+  assert.deepEqual(
+    [...seen].filter((name) => !left.includes(name)),
+    [],
+    'no file disappeared without an acknowledgement',
+  );
+  assert.equal(await offline.stop(), 0);
 });
