@@ -352,7 +352,7 @@ describe('hot storage and custom indexes', () => {
     assert.ok(pgIndexes.every((index) => index.valid));
     // The unique index holds within the organization: a duplicate uid is not copied to the hot store (the
     // upload itself succeeds), nor is a document with an array there (MongoDB would check each element;
-    // migration 0031), and the other organization's equal uid is its own business.
+    // migration 0032), and the other organization's equal uid is its own business.
     await seedReadings(sdk.testCloud.cloud, part, { componentName: 'cold' }, [
       { capturedAtMs: now - minute, data: { readings: { uid: 'a' } } },
       { capturedAtMs: now - minute, data: { readings: { uid: 'a' } } },

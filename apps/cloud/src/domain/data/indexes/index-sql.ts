@@ -10,7 +10,7 @@ import type { IndexSpec, PartialCondition } from './index-spec.ts';
  * its uniqueness holds within them. A unique index leaves out documents whose keys reach an array (they
  * would all share the key '['): CreateIndex refuses it while such documents exist, pipeline runs refuse
  * such output (`arrayKeyCountSql`), and the hot-store copy of a later reading skips it (the reading stays
- * in `readings`; migration 0031 counts the skip in `hot_copy_skips`). Built CONCURRENTLY: writes continue.
+ * in `readings`; migration 0032 counts the skip in `hot_copy_skips`). Built CONCURRENTLY: writes continue.
  */
 
 export interface IndexTarget {

@@ -1,5 +1,8 @@
 -- A hot-store copy never silently escapes a customer's unique index (docs/custom-indexes.md).
 --
+-- (Numbered 0032: 0031 went to the rollup hour bins while this was written; a database that ran it as
+-- 0031 runs it again harmlessly — IF NOT EXISTS, CREATE OR REPLACE.)
+--
 -- A unique hot-store index leaves out documents whose key reaches an array (0015, index-sql.ts: MongoDB
 -- enforces such an index per array element across documents, which no PostgreSQL index can). CreateIndex
 -- refuses the index while such documents exist, but until now a reading uploaded LATER with an array at a
@@ -18,7 +21,7 @@
 -- applies: every unique hot-store index of the organization, whatever its partial filter, and a path whose
 -- array holds no value there (`[]`, elements without the field) counts as missing, which is not refused.
 
-CREATE TABLE hot_copy_skips (
+CREATE TABLE IF NOT EXISTS hot_copy_skips (
   organization_id uuid NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
   reason text NOT NULL CHECK (reason IN ('array_at_unique_key', 'duplicate_key')),
   index_name text NOT NULL,
