@@ -64,6 +64,21 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+/**
+ * The socket file appears at bind(), a moment before listen(): a connection in between is refused
+ * (ECONNREFUSED, Unavailable), so the first call is retried briefly.
+ */
+async function untilListening<T>(call: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (error) {
+      if (!(error instanceof ConnectError && error.code === Code.Unavailable) || attempt >= 50) throw error;
+      await sleep(100);
+    }
+  }
+}
+
 test('the example module serves a counter that reads its dependency through the parent', async () => {
   const socket = join(dir, 'counter.sock');
   child = spawn(executable, [socket, '--log-level=debug'], {
@@ -77,10 +92,9 @@ test('the example module serves a counter that reads its dependency through the 
 
   const connection = createSocketTransport(socket);
   const module = createClient(modulePb.ModuleService, connection.transport);
-  const ready = await module.ready({
-    parentAddress: join(dir, 'parent.sock'),
-    rawParentAddress: join(dir, 'parent.sock'),
-  });
+  const ready = await untilListening(() =>
+    module.ready({ parentAddress: join(dir, 'parent.sock'), rawParentAddress: join(dir, 'parent.sock') }),
+  );
   assert.equal(ready.ready, true);
   assert.deepEqual(
     ready.handlermap?.handlers.map((h) => [h.subtype?.subtype?.subtype, h.subtype?.protoService, h.models]),
