@@ -39,13 +39,11 @@ import { compilePipeline, readingsSource } from '../apps/cloud/src/domain/data/m
 import { decodeStage } from '../apps/cloud/src/domain/data/mql/mql-values.ts';
 import { compileRollupPrefix } from '../apps/cloud/src/domain/data/mql/rollups/rollup-union.ts';
 import { runOrganizationQuery } from '../apps/cloud/src/domain/data/query-access/organization-query.ts';
-import {
-  materializeAllReadingRollups,
-  materializerLockKey,
-} from '../apps/cloud/src/domain/data/rollups/reading-rollup-materializer.ts';
+import { materializerLockKey } from '../apps/cloud/src/domain/data/rollups/reading-rollup-materializer.ts';
 import { authenticate, benchClients, createMachine, openPool } from './lib/clients.ts';
 import { copyReadingLines } from './lib/load-readings.ts';
 import { fmtInt, machineInfo, median, round, writeResult } from './lib/report.ts';
+import { materializeEveryBucket } from './lib/rollups.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -338,14 +336,7 @@ try {
   await lockClient.query('SELECT pg_advisory_unlock($1)', [materializerLockKey]);
   // The materializer over every reading (the cloud's job may take passes too: both serialize on the lock,
   // so the time until no mark is left is the materializer's time).
-  const materializeBegan = performance.now();
-  for (;;) {
-    await materializeAllReadingRollups(cloud.deps.db, AbortSignal.timeout(600_000), { maxBuckets: 1000 });
-    const left = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM reading_rollup_marks');
-    if (left.rows[0]?.n === 0) break;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  const materializeMs = performance.now() - materializeBegan;
+  const materializeMs = await materializeEveryBucket(cloud.deps.db, pool);
   const rollupSize = (
     await pool.query<{ buckets: number; paths: number }>(
       `SELECT (SELECT count(*)::int FROM reading_rollup_buckets) AS buckets,
