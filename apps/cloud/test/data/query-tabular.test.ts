@@ -129,6 +129,19 @@ async function expectCode(promise: Promise<unknown>, code: Code, pattern: RegExp
   });
 }
 
+/** DeleteTabularData with `delete_older_than_days`, answering how many readings it removed. */
+async function deleteOlderThan(
+  clients: AuthedClients,
+  organizationId: string,
+  days: number,
+): Promise<number> {
+  const { deletedCount } = await clients.data.deleteTabularData({
+    organizationId,
+    deleteOlderThanDays: days,
+  });
+  return Number(deletedCount);
+}
+
 async function readAll(order: dataPb.Order, limit: number, filter: FilterInit = {}) {
   const seen: { time: number; data: JsonObject }[] = [];
   let last = '';
@@ -393,15 +406,7 @@ test('DeleteTabularData counts UTC calendar days; 0 deletes everything', async (
     times.map((time) => ({ capturedAtMs: Date.parse(time), data: { time } })),
   );
   const clients = await createAuthedClients(t.url, { keyId: victim.keyId, key: victim.key });
-  const remove = async (days: number) =>
-    Number(
-      (
-        await clients.data.deleteTabularData({
-          organizationId: victim.organizationId,
-          deleteOlderThanDays: days,
-        })
-      ).deletedCount,
-    );
+  const remove = (days: number) => deleteOlderThan(clients, victim.organizationId, days);
   now.ms = Date.parse('2025-03-11T12:00:00Z');
   assert.equal(await remove(3), 0);
   assert.equal(await remove(2), 1, 'N=2 on March 11 deletes through March 9');
@@ -464,15 +469,7 @@ test('DeleteTabularData deletes the receipts of the uploads it deleted entirely:
   };
   const imageId = (await clients.dataSync.dataCaptureUpload(image)).binaryDataId;
 
-  const remove = async (days: number) =>
-    Number(
-      (
-        await clients.data.deleteTabularData({
-          organizationId: victim.organizationId,
-          deleteOlderThanDays: days,
-        })
-      ).deletedCount,
-    );
+  const remove = (days: number) => deleteOlderThan(clients, victim.organizationId, days);
   assert.equal(await remove(1), 3, 'everything captured before March 11');
   const oldAgain = await upload('old', uploads.old);
   assert.notEqual(oldAgain.binaryDataId, first.old, 'deleted entirely: stored again');

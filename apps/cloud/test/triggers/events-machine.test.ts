@@ -187,17 +187,18 @@ test('conditional_logs_ingested: one delivery per batch with the matching entrie
   );
 });
 
+/** The trigger the configuration tests save: error logs to one webhook. */
+const errorLogTrigger = {
+  name: 'errors',
+  event: { type: 'conditional_logs_ingested', log_levels: ['error'] },
+  notifications: [hook('e')],
+};
+
 test('a configuration change is seen by the next event (cache invalidated by NOTIFY)', async () => {
   const { machine, robot } = await machineWith('config-bot', []);
   await robot.robot.log({ id: machine.partId, logs: [logEntry('error', 'before')] });
   assert.equal((await deliveriesOf(t, machine.partId)).length, 0);
-  await setTriggers(owner, machine.partId, [
-    {
-      name: 'errors',
-      event: { type: 'conditional_logs_ingested', log_levels: ['error'] },
-      notifications: [hook('e')],
-    },
-  ]);
+  await setTriggers(owner, machine.partId, [errorLogTrigger]);
   await settle();
   await robot.robot.log({ id: machine.partId, logs: [logEntry('error', 'after')] });
   assert.equal((await deliveriesOf(t, machine.partId)).length, 1);
@@ -215,13 +216,7 @@ test('a configuration saved through one replica is seen by the next event on ano
     // The replica caches "no triggers" for the part.
     await onReplica.robot.log({ id: machine.partId, logs: [logEntry('error', 'before')] });
     assert.equal((await deliveriesOf(t, machine.partId)).length, 0);
-    await setTriggers(owner, machine.partId, [
-      {
-        name: 'errors',
-        event: { type: 'conditional_logs_ingested', log_levels: ['error'] },
-        notifications: [hook('e')],
-      },
-    ]);
+    await setTriggers(owner, machine.partId, [errorLogTrigger]);
     await settle();
     await onReplica.robot.log({ id: machine.partId, logs: [logEntry('error', 'after')] });
     const rows = await deliveriesOf(t, machine.partId);
